@@ -1,0 +1,570 @@
+package nous
+
+import (
+	"fmt"
+	"iter"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// DanglingToolCallText is the content of the tool result that
+// [Context.PatchDanglingToolCalls] adds for a call nobody answered.
+const DanglingToolCallText = "Tool call was interrupted and not executed. Please retry if needed."
+
+// MetadataSynthesized is the Metadata key, set to true, that marks a message
+// the package wrote itself rather than a model or a tool, such as the result
+// of a dangling tool call.
+const MetadataSynthesized = "synthesized"
+
+// DataSource is the event Data key under which [WithSource] records where an
+// injected message came from.
+const DataSource = "source"
+
+// overlaySeparator joins the system-prompt overlay to the leading system
+// message.
+const overlaySeparator = "\n\n"
+
+// Callback receives an event of the run (a delta of streamed text, a tool
+// call, ...) and its payload. Callbacks are runtime-only: never serialized.
+type Callback func(event string, payload any)
+
+// ApprovalHandler decides whether a tool call that requires approval runs. It
+// returns the call to run, unchanged or edited, and true, or false to reject
+// the call. It is runtime-only: never serialized.
+type ApprovalHandler func(call ToolCall) (ToolCall, bool)
+
+// Context is the state of one agent run: its conversation, its deps, its
+// usage and its loop control.
+//
+// Every message added becomes an event in the context's [SessionLog], and the
+// message view, what [Context.Messages] and [Context.All] return, is the fold
+// of that log plus the system-prompt overlay. The view is kept incrementally:
+// adding a message appends to it and never re-reads the log.
+//
+// A Context is owned by one goroutine: its methods must not be called
+// concurrently. [Context.ToRunContext] gives tools running on other goroutines
+// a snapshot they may read while the owner goes on, and [Context.Clone] gives
+// an independent context. A Context must not be copied by value; use Clone.
+//
+// The exported fields are plain state the owner may read and set. The runtime
+// fields (CancellationCheck, Callbacks, Notify, ApprovalHandler, Logger) are
+// never serialized; a restored context has them unset.
+type Context struct {
+	SystemPrompt  string
+	Deps          map[string]any
+	Usage         Usage
+	NeedsResponse bool // whether the model must be called again
+	Iteration     int
+	MaxIterations int
+	AgentName     string
+	StartedAt     time.Time
+	Stream        bool       // the runner streams responses
+	ToolCalls     []ToolCall // every tool call recorded by AddToolCall
+
+	// CancellationCheck, when set, returns an error once the run must stop.
+	CancellationCheck func() error
+	// Callbacks are called by a runner with the events of the run, by name.
+	Callbacks map[string]Callback
+	// Notify, when set, receives every event of the run, for a UI.
+	Notify Callback
+	// ApprovalHandler decides on tool calls that require approval.
+	ApprovalHandler ApprovalHandler
+	// Logger receives the package's warnings; nil means slog.Default().
+	Logger *slog.Logger
+
+	log        SessionLog
+	view       []int64 // seqs of the events whose messages make up the view
+	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
+
+	overlay   string
+	overlayAt time.Time
+	lead      Message  // the first message as read, when the overlay changes it
+	leadMode  leadMode // how the overlay shows in the view
+}
+
+type leadMode uint8
+
+const (
+	leadNone      leadMode = iota // no overlay
+	leadOverlaid                  // lead is view[0] with the overlay appended
+	leadSynthetic                 // lead is a system message put before view[0]
+)
+
+// Option configures a [Context] made by [NewContext] or [FromRunContext].
+type Option func(*Context)
+
+// WithSystemPrompt sets the system prompt.
+func WithSystemPrompt(s string) Option { return func(c *Context) { c.SystemPrompt = s } }
+
+// WithDeps sets the deps to a deep copy of deps.
+func WithDeps(deps map[string]any) Option {
+	return func(c *Context) {
+		c.Deps = jsonx.CloneMap(deps)
+		if c.Deps == nil {
+			c.Deps = map[string]any{}
+		}
+	}
+}
+
+// WithMaxIterations sets the iteration limit; the default is 10.
+func WithMaxIterations(n int) Option { return func(c *Context) { c.MaxIterations = n } }
+
+// WithIteration sets the iteration counter, for a run that resumes.
+func WithIteration(n int) Option { return func(c *Context) { c.Iteration = n } }
+
+// WithMessages adds msgs, in order, as [Context.AddMessages] would. An
+// invalid message cannot be reported by an option: it is skipped with a
+// warning on the context's logger. Use AddMessages to get the error.
+func WithMessages(msgs ...Message) Option {
+	return func(c *Context) {
+		for i, m := range msgs {
+			if err := m.Validate(); err != nil {
+				c.logger().Warn("nous: WithMessages skipped an invalid message", "index", i, "err", err)
+				continue
+			}
+			c.appendMessage(m, "")
+		}
+	}
+}
+
+// WithUsage sets the usage so far.
+func WithUsage(u Usage) Option { return func(c *Context) { c.Usage = u } }
+
+// WithAgentName sets the agent's name, for logs and telemetry.
+func WithAgentName(name string) Option { return func(c *Context) { c.AgentName = name } }
+
+// WithCancellationCheck sets the function that says when the run must stop.
+func WithCancellationCheck(f func() error) Option {
+	return func(c *Context) { c.CancellationCheck = f }
+}
+
+// WithStream sets whether the runner streams responses.
+func WithStream(on bool) Option { return func(c *Context) { c.Stream = on } }
+
+// WithCallbacks sets the run's callbacks, by event name. The map is copied.
+func WithCallbacks(cbs map[string]Callback) Option {
+	return func(c *Context) { c.Callbacks = maps.Clone(cbs) }
+}
+
+// WithNotify sets the function that receives every event of the run.
+func WithNotify(f Callback) Option { return func(c *Context) { c.Notify = f } }
+
+// WithApprovalHandler sets the function that decides on tool calls that
+// require approval.
+func WithApprovalHandler(h ApprovalHandler) Option {
+	return func(c *Context) { c.ApprovalHandler = h }
+}
+
+// WithLogger sets the logger that receives the package's warnings.
+func WithLogger(l *slog.Logger) Option { return func(c *Context) { c.Logger = l } }
+
+// NewContext returns a context with no messages, empty deps, zero usage,
+// NeedsResponse true, iteration 0, at most 10 iterations and StartedAt now,
+// in UTC, changed by opts in order. Its log has a new ID.
+func NewContext(opts ...Option) *Context {
+	c := &Context{
+		Deps:          map[string]any{},
+		NeedsResponse: true,
+		MaxIterations: 10,
+		StartedAt:     now(),
+		log:           SessionLog{id: newLogID()},
+	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
+}
+
+// FromRunContext returns a new context with a copy of rc's deps and its
+// usage, changed by opts.
+func FromRunContext(rc RunContext, opts ...Option) *Context {
+	return NewContext(append([]Option{WithDeps(rc.Deps), WithUsage(rc.Usage)}, opts...)...)
+}
+
+// MessageOption configures one call of [Context.AddMessage].
+type MessageOption func(*messageOptions)
+
+type messageOptions struct {
+	source string
+}
+
+// WithSource marks an injected message with where it came from ("memory",
+// "knowledge_base", ...). The source is recorded under [DataSource] in the
+// event's Data, so a reader of the log can tell injected context from
+// conversation; it never appears in the message.
+func WithSource(source string) MessageOption {
+	return func(o *messageOptions) { o.source = source }
+}
+
+func (c *Context) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// ready gives a zero Context its log ID on first use.
+func (c *Context) ready() {
+	if c.log.id == uuid.Nil {
+		c.log.id = newLogID()
+	}
+}
+
+// AddMessage appends m to the conversation: one surface event in the log and
+// one entry at the end of the view. m is copied, maps and slices included; a
+// zero CreatedAt is stamped with the current time and any other is kept, in
+// UTC. NeedsResponse becomes true after a user or tool message and after an
+// assistant message with tool calls, false after any other assistant message,
+// and is unchanged by a system message.
+//
+// An invalid message is an error wrapping [ErrInvalidMessage], and nothing is
+// appended.
+func (c *Context) AddMessage(m Message, opts ...MessageOption) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	var o messageOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c.appendMessage(m, o.source)
+	return nil
+}
+
+// AddMessages appends msgs in order, with the same result as adding them one
+// by one. It is all or nothing: when one is invalid, the error names its index
+// and nothing is appended.
+func (c *Context) AddMessages(msgs ...Message) error {
+	for i, m := range msgs {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("nous: message %d of %d: %w", i, len(msgs), err)
+		}
+	}
+	for _, m := range msgs {
+		c.appendMessage(m, "")
+	}
+	return nil
+}
+
+// appendMessage appends a valid message.
+func (c *Context) appendMessage(m Message, source string) {
+	c.ready()
+	r := record{typ: messageEventType(m.Role), at: now(), msg: m.clone()}
+	if r.msg.CreatedAt.IsZero() {
+		r.msg.CreatedAt = r.at
+	} else {
+		r.msg.CreatedAt = r.msg.CreatedAt.UTC()
+	}
+	if source != "" {
+		r.data = map[string]any{DataSource: source}
+	}
+	c.view = append(c.view, c.log.push(&r))
+	if len(c.view) == 1 && c.overlay != "" {
+		c.refreshLead()
+	}
+	switch m.Role {
+	case RoleUser, RoleTool:
+		c.NeedsResponse = true
+	case RoleAssistant:
+		c.NeedsResponse = m.HasToolCalls()
+	}
+}
+
+// LogEvent appends a bookkeeping event (turn and step boundaries, tool calls,
+// request headers) to the log. Data is copied. Bookkeeping events project to
+// no message: the view is unchanged.
+//
+// A surface type is refused with an error wrapping [ErrSurfaceEvent], and an
+// unknown type with one wrapping [ErrUnknownEventType]; nothing is logged.
+func (c *Context) LogEvent(t EventType, data map[string]any) error {
+	if t.IsSurface() {
+		return fmt.Errorf("nous: log event %q (messages are added with AddMessage): %w", t, ErrSurfaceEvent)
+	}
+	if !t.IsBookkeeping() {
+		return fmt.Errorf("nous: log event %q: %w", t, ErrUnknownEventType)
+	}
+	c.ready()
+	r := record{typ: t, at: now(), data: jsonx.CloneMap(data)}
+	c.log.push(&r)
+	return nil
+}
+
+// Log returns the context's session log. It stays valid, and grows, as the
+// context changes; it cannot be changed through the pointer.
+func (c *Context) Log() *SessionLog {
+	c.ready()
+	return &c.log
+}
+
+// Len returns the number of messages in the view, the overlay's own system
+// message included.
+func (c *Context) Len() int {
+	if c.leadMode == leadSynthetic {
+		return len(c.view) + 1
+	}
+	return len(c.view)
+}
+
+// at returns the message at index i of the view, 0 <= i < Len. It must not
+// be modified.
+func (c *Context) at(i int) *Message {
+	if c.leadMode != leadNone && i == 0 {
+		return &c.lead
+	}
+	if c.leadMode == leadSynthetic {
+		i--
+	}
+	return &c.log.rec(c.view[i]).msg
+}
+
+// Messages returns the view: the fold of the log with the system-prompt
+// overlay applied. The slice and every message in it, maps and slices
+// included, are a copy the caller owns. It costs one allocation when the
+// messages carry no maps or slices; use [Context.All] to read without
+// copying.
+func (c *Context) Messages() []Message {
+	out := make([]Message, c.Len())
+	for i := range out {
+		m := c.at(i)
+		if m.needsDeepCopy() {
+			out[i] = m.clone()
+		} else {
+			out[i] = *m
+		}
+	}
+	return out
+}
+
+// All returns an iterator over the view, index and message, without copying
+// it. The messages share their maps and slices (Parts, ToolCalls, Metadata)
+// with the log: read them, never modify them. The context must not change
+// while the iteration runs.
+func (c *Context) All() iter.Seq2[int, Message] {
+	return func(yield func(int, Message) bool) {
+		i := 0
+		if c.leadMode == leadSynthetic {
+			if !yield(0, c.lead) {
+				return
+			}
+			i = 1
+		}
+		for j, seq := range c.view {
+			m := &c.log.rec(seq).msg
+			if j == 0 && c.leadMode == leadOverlaid {
+				m = &c.lead
+			}
+			if !yield(i+j, *m) {
+				return
+			}
+		}
+	}
+}
+
+// LastMessage returns the last message of the view, a copy the caller owns,
+// and false when the view is empty.
+func (c *Context) LastMessage() (Message, bool) {
+	n := c.Len()
+	if n == 0 {
+		return Message{}, false
+	}
+	return c.at(n - 1).clone(), true
+}
+
+// AssistantMessages returns the assistant messages of the view, in order, a
+// copy the caller owns.
+func (c *Context) AssistantMessages() []Message {
+	var out []Message
+	for _, m := range c.All() {
+		if m.Role == RoleAssistant {
+			out = append(out, m.clone())
+		}
+	}
+	return out
+}
+
+// AddToolCall records a copy of call in ToolCalls.
+func (c *Context) AddToolCall(call ToolCall) {
+	c.ToolCalls = append(c.ToolCalls, call.clone())
+}
+
+// AddUsage adds u to the context's usage, field by field.
+func (c *Context) AddUsage(u Usage) { c.Usage = c.Usage.Add(u) }
+
+// MergeDeps sets every key of deps in the context's deps (a shallow merge: new
+// keys win). The values are copied: changing deps afterwards does not change
+// the context.
+func (c *Context) MergeDeps(deps map[string]any) {
+	if c.Deps == nil {
+		c.Deps = make(map[string]any, len(deps))
+	}
+	for k, v := range deps {
+		c.Deps[k] = jsonx.CloneValue(v)
+	}
+}
+
+// IncrementIteration adds one to the iteration counter.
+func (c *Context) IncrementIteration() { c.Iteration++ }
+
+// MaxIterationsReached reports whether Iteration >= MaxIterations.
+func (c *Context) MaxIterationsReached() bool { return c.Iteration >= c.MaxIterations }
+
+// Cancelled returns the error of the CancellationCheck, or nil when there is
+// none.
+func (c *Context) Cancelled() error {
+	if c.CancellationCheck == nil {
+		return nil
+	}
+	return c.CancellationCheck()
+}
+
+// ReplaceMessage replaces the message at index of the view with m; it is
+// ReplaceMessageRange(index, index, m).
+func (c *Context) ReplaceMessage(index int, m Message) error {
+	return c.ReplaceMessageRange(index, index, m)
+}
+
+// ReplaceMessageRange replaces the inclusive range first..last of the view,
+// as [Context.Messages] numbers it, with the single message m. This is how
+// compaction works without destroying anything: a replace event naming the
+// first and last shadowed entries is appended, the originals stay in the
+// log, and m takes the position of the first, inheriting its CreatedAt.
+// Every entry whose position falls in the range is shadowed. Replacing a
+// replacement works the same way. NeedsResponse is unchanged.
+//
+// A range outside the view is an error wrapping [ErrOutOfRange], so is one
+// that covers the overlay's own system message, which is not in the log; an
+// invalid m is an error wrapping [ErrInvalidMessage]. Either way nothing
+// changes.
+func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
+	off := 0
+	if c.leadMode == leadSynthetic {
+		off = 1
+	}
+	if first < 0 || last < first || last >= len(c.view)+off {
+		return fmt.Errorf("nous: replace %d..%d of %d messages: %w", first, last, len(c.view)+off, ErrOutOfRange)
+	}
+	if first < off {
+		return fmt.Errorf("nous: replace %d..%d: message 0 is the system-prompt overlay, which is not in the log: %w", first, last, ErrOutOfRange)
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("nous: replace %d..%d: %w", first, last, err)
+	}
+	first, last = first-off, last-off
+	f, z := c.view[first], c.view[last]
+	r := record{typ: EventReplace, at: now(), msg: m.clone(), first: f, last: z}
+	r.msg.CreatedAt = c.log.rec(f).msg.CreatedAt
+	seq := c.log.push(&r)
+	if c.viewShared {
+		v := make([]int64, 0, len(c.view)-(last-first))
+		v = append(v, c.view[:first]...)
+		v = append(v, seq)
+		c.view = append(v, c.view[last+1:]...)
+		c.viewShared = false
+	} else {
+		c.view[first] = seq
+		c.view = slices.Delete(c.view, first+1, last+1)
+	}
+	if first == 0 && c.overlay != "" {
+		c.refreshLead()
+	}
+	return nil
+}
+
+// SetSystemPromptOverlay sets the system-prompt fragment applied when the
+// view is read: appended to the leading system message, or a leading system
+// message of its own when the view starts otherwise. Setting it again
+// replaces it; "" clears it. The overlay is not an event and is never
+// serialized: it is derived from configuration on every run.
+func (c *Context) SetSystemPromptOverlay(text string) {
+	c.overlay = text
+	c.overlayAt = now()
+	c.refreshLead()
+}
+
+// SystemPromptOverlay returns the overlay set by SetSystemPromptOverlay.
+func (c *Context) SystemPromptOverlay() string { return c.overlay }
+
+// refreshLead recomputes how the overlay shows in the view, after the overlay
+// or the first entry of the view changed.
+func (c *Context) refreshLead() {
+	switch {
+	case c.overlay == "":
+		c.lead, c.leadMode = Message{}, leadNone
+	case len(c.view) > 0 && c.log.rec(c.view[0]).msg.Role == RoleSystem:
+		m := c.log.rec(c.view[0]).msg // shares maps with the log; never written
+		switch {
+		case m.Content != "":
+			m.Content += overlaySeparator + c.overlay
+		case len(m.Parts) > 0:
+			m.Parts = append(slices.Clip(m.Parts), TextPart(c.overlay))
+		default:
+			m.Content = c.overlay
+		}
+		c.lead, c.leadMode = m, leadOverlaid
+	default:
+		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: c.overlayAt}, leadSynthetic
+	}
+}
+
+// PatchDanglingToolCalls answers every tool call of the view that no tool
+// message answers, so that a conversation interrupted mid-tool (and perhaps
+// restored from storage) is one a provider accepts again. It appends, in the
+// order of the calls, one tool message per dangling call, carrying the call's
+// name, the content [DanglingToolCallText] and Metadata[MetadataSynthesized]
+// = true, and returns how many it appended. It is idempotent: a second call
+// appends nothing.
+func (c *Context) PatchDanglingToolCalls() int {
+	answered := map[string]bool{}
+	for _, m := range c.All() {
+		if m.Role == RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var patches []Message
+	for _, m := range c.All() {
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				answered[tc.ID] = true
+				p := ToolMessage(tc.ID, tc.Name, DanglingToolCallText)
+				p.Metadata = map[string]any{MetadataSynthesized: true}
+				patches = append(patches, p)
+			}
+		}
+	}
+	for _, p := range patches {
+		c.appendMessage(p, "")
+	}
+	return len(patches)
+}
+
+// ToRunContext returns the snapshot a tool receives: a deep copy of the deps
+// (nested map[string]any and []any included) and the usage, changed by opts.
+// Neither the context nor the snapshot sees the other's later writes, so the
+// snapshot may be read on another goroutine while the owner goes on.
+func (c *Context) ToRunContext(opts ...RunContextOption) RunContext {
+	return NewRunContext(c.Deps, append([]RunContextOption{WithRunUsage(c.Usage)}, opts...)...)
+}
+
+// Clone returns an independent copy of c: changing one never changes the
+// other. The copy's log is a fork with a new ID that remembers c's log ID and
+// the seq it forked at. Clone does not copy the log or the view: the two
+// share the events and view entries they have in common, which are never
+// written in place, so it costs the same for a long conversation as for a
+// short one. Deps are copied deeply; the runtime fields are shared.
+func (c *Context) Clone() *Context {
+	c.ready()
+	d := *c
+	d.Deps = jsonx.CloneMap(c.Deps)
+	d.ToolCalls = cloneToolCalls(c.ToolCalls)
+	d.Callbacks = maps.Clone(c.Callbacks)
+	d.log = c.log.fork()
+	d.view = slices.Clip(c.view)
+	d.viewShared, c.viewShared = true, true
+	return &d
+}

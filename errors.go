@@ -1,0 +1,45 @@
+package nous
+
+import "errors"
+
+// Sentinel errors. Every error the package returns wraps one of these with the
+// detail of what was wrong (which field, which key, which index), so callers
+// match with [errors.Is] and people read the message.
+var (
+	// ErrInvalidMessage reports a message that breaks a rule of
+	// [Message.Validate]. AddMessage, AddMessages, ReplaceMessage,
+	// ReplaceMessageRange and Deserialize return it.
+	ErrInvalidMessage = errors.New("invalid message")
+
+	// ErrOutOfRange reports an index or range outside the message view.
+	ErrOutOfRange = errors.New("out of range")
+
+	// ErrSurfaceEvent reports an attempt to log a surface event type through
+	// [Context.LogEvent]; surface events come only from adding or replacing
+	// messages, so that the view and the log never disagree.
+	ErrSurfaceEvent = errors.New("surface event type cannot be logged directly")
+
+	// ErrUnknownEventType reports an event type the package does not know.
+	ErrUnknownEventType = errors.New("unknown event type")
+
+	// ErrTypeMismatch reports a ContextUpdate operation that does not fit the
+	// value already at its key, such as an append onto a value that is not a
+	// list.
+	ErrTypeMismatch = errors.New("type mismatch")
+
+	// ErrInvalidLog reports a sequence of events that does not fold: a seq
+	// that is not 1, 2, 3, ..., a surface event without its message, or a
+	// replacement whose anchors are not in the view.
+	ErrInvalidLog = errors.New("invalid event log")
+
+	// ErrMissingVersion reports serialized data without an integer "version".
+	ErrMissingVersion = errors.New("missing or invalid version field")
+
+	// ErrUnsupportedVersion reports serialized data of a version this package
+	// cannot read; the error names the version.
+	ErrUnsupportedVersion = errors.New("unsupported version")
+
+	// ErrMalformed reports serialized data that is not valid JSON of the
+	// expected shape; the error names the place.
+	ErrMalformed = errors.New("malformed serialized context")
+)

@@ -1,0 +1,146 @@
+package nous
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// EventType names what an [Event] records.
+//
+// Surface types project into the message view: the four message types add a
+// message, and [EventReplace] substitutes one message for a range of the
+// view. Bookkeeping types record what happened during a run (turns, steps,
+// tool calls, request headers) and project to no message.
+type EventType string
+
+// The event types. A log holds no other.
+const (
+	// surface: they project into the message view
+	EventUserMessage      EventType = "user_message"
+	EventAssistantMessage EventType = "assistant_message"
+	EventSystemMessage    EventType = "system_message"
+	EventToolResult       EventType = "tool_result"
+	EventReplace          EventType = "replace"
+	// bookkeeping: they project to no message
+	EventTurnStart     EventType = "turn_start"
+	EventTurnEnd       EventType = "turn_end"
+	EventStepStart     EventType = "step_start"
+	EventStepEnd       EventType = "step_end"
+	EventToolCall      EventType = "tool_call"
+	EventRequestHeader EventType = "request_header"
+)
+
+// IsSurface reports whether events of type t change the message view.
+func (t EventType) IsSurface() bool {
+	switch t {
+	case EventUserMessage, EventAssistantMessage, EventSystemMessage, EventToolResult, EventReplace:
+		return true
+	}
+	return false
+}
+
+// IsBookkeeping reports whether t is a known type that projects to no
+// message. An unknown type is neither surface nor bookkeeping.
+func (t EventType) IsBookkeeping() bool {
+	switch t {
+	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader:
+		return true
+	}
+	return false
+}
+
+// messageEventType returns the surface event type that adds a message of
+// role r.
+func messageEventType(r Role) EventType {
+	switch r {
+	case RoleUser:
+		return EventUserMessage
+	case RoleAssistant:
+		return EventAssistantMessage
+	case RoleSystem:
+		return EventSystemMessage
+	case RoleTool:
+		return EventToolResult
+	}
+	return ""
+}
+
+// Event is one entry of a [SessionLog].
+//
+// An event is identified by the ID of its log and its Seq; it has no ID of
+// its own. Its JSON encoding (MarshalJSON and UnmarshalJSON) is the one
+// encoding of an event, used by the serialized context and meant for any
+// store.
+type Event struct {
+	Seq       int64          `json:"seq"`              // 1, 2, 3, ... in append order, unique in a log
+	Type      EventType      `json:"type"`             // what the event records
+	Data      map[string]any `json:"data,omitzero"`    // bookkeeping payload; "source" for injected messages
+	Message   *Message       `json:"message,omitzero"` // surface events: the message they add or substitute
+	CreatedAt time.Time      `json:"created_at"`       // when the event was appended
+
+	// First and Last name the range a replace event shadows: the seqs of
+	// the events that produced the first and the last shadowed entries of
+	// the view. Both are 0 for every other type.
+	First int64 `json:"first,omitzero"`
+	Last  int64 `json:"last,omitzero"`
+}
+
+// UnmarshalJSON decodes an event; whole numbers in Data decode as int. It
+// does not check the event: folding does.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event // same fields, no methods
+	var w struct {
+		plain
+		Data json.RawMessage `json:"data"` // shadows plain.Data
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	data, err := jsonx.DecodeMap(w.Data)
+	if err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	*e = Event(w.plain)
+	e.Data = data
+	return nil
+}
+
+// check reports whether e is a well-formed event of its type, on its own;
+// whether a replace event's anchors are in the view is for the fold to say.
+func (e *Event) check() error {
+	switch {
+	case e.Type.IsBookkeeping():
+		if e.Message != nil {
+			return fmt.Errorf("%s event carries a message: %w", e.Type, ErrInvalidLog)
+		}
+		if e.First != 0 || e.Last != 0 {
+			return fmt.Errorf("%s event carries a replace range: %w", e.Type, ErrInvalidLog)
+		}
+		return nil
+	case !e.Type.IsSurface():
+		return fmt.Errorf("event type %q: %w", e.Type, ErrUnknownEventType)
+	}
+	if e.Message == nil {
+		return fmt.Errorf("%s event without a message: %w", e.Type, ErrInvalidLog)
+	}
+	if err := e.Message.Validate(); err != nil {
+		return err
+	}
+	if e.Type == EventReplace {
+		// The view orders entries by position, not seq: First may exceed Last.
+		if e.First < 1 || e.Last < 1 || e.First >= e.Seq || e.Last >= e.Seq {
+			return fmt.Errorf("replace anchors %d..%d are not earlier events than seq %d: %w", e.First, e.Last, e.Seq, ErrInvalidLog)
+		}
+		return nil
+	}
+	if e.First != 0 || e.Last != 0 {
+		return fmt.Errorf("%s event carries a replace range: %w", e.Type, ErrInvalidLog)
+	}
+	if want := messageEventType(e.Message.Role); e.Type != want {
+		return fmt.Errorf("%s event carries a %s message: %w", e.Type, e.Message.Role, ErrInvalidLog)
+	}
+	return nil
+}

@@ -1,0 +1,8 @@
+module github.com/nous-go/nous
+
+go 1.24
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+)

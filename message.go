@@ -1,0 +1,303 @@
+package nous
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// Role says who produced a [Message].
+type Role string
+
+// The four roles a message can have.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four known roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// PartType says what a [ContentPart] holds.
+type PartType string
+
+// The kinds of content part. What ContentPart.Content holds depends on the
+// type: text, a URL, base64 data or a path.
+const (
+	PartText     PartType = "text"
+	PartImageURL PartType = "image_url"
+	PartImage    PartType = "image" // base64 data; Options["media_type"] names the type
+	PartFile     PartType = "file"
+	PartFileURL  PartType = "file_url"
+	PartThinking PartType = "thinking" // Options carry the provider's signature, byte for byte
+)
+
+// Valid reports whether t is one of the known part types.
+func (t PartType) Valid() bool {
+	switch t {
+	case PartText, PartImageURL, PartImage, PartFile, PartFileURL, PartThinking:
+		return true
+	}
+	return false
+}
+
+// ContentPart is one piece of multi-modal content.
+//
+// Options carry whatever the provider needs back unchanged, such as
+// "media_type" for an image or the signature of a thinking block. The log
+// stores them as given and the JSON format writes them back byte for byte
+// when they are strings.
+type ContentPart struct {
+	Type    PartType       `json:"type"`
+	Content string         `json:"content"`
+	Options map[string]any `json:"options,omitzero"`
+}
+
+// TextPart returns a text content part.
+func TextPart(text string) ContentPart { return ContentPart{Type: PartText, Content: text} }
+
+// ImageURLPart returns an image content part that refers to url.
+func ImageURLPart(url string) ContentPart { return ContentPart{Type: PartImageURL, Content: url} }
+
+// ThinkingPart returns a thinking part carrying the provider's signature in
+// Options["signature"] (omitted when empty). Providers reject thinking that
+// comes back changed, so the signature is kept exactly.
+func ThinkingPart(text, signature string) ContentPart {
+	p := ContentPart{Type: PartThinking, Content: text}
+	if signature != "" {
+		p.Options = map[string]any{"signature": signature}
+	}
+	return p
+}
+
+// UnmarshalJSON decodes a part; whole numbers in Options decode as int.
+func (p *ContentPart) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Type    PartType        `json:"type"`
+		Content string          `json:"content"`
+		Options json.RawMessage `json:"options"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	opts, err := jsonx.DecodeMap(w.Options)
+	if err != nil {
+		return fmt.Errorf("options: %w", err)
+	}
+	*p = ContentPart{Type: w.Type, Content: w.Content, Options: opts}
+	return nil
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is a JSON object, kept as raw bytes; nil when the call has none.
+	Arguments json.RawMessage `json:"arguments,omitzero"`
+	// Metadata holds provider data that must round-trip, such as Gemini's
+	// thought signature on a function call.
+	Metadata map[string]any `json:"metadata,omitzero"`
+}
+
+// UnmarshalJSON decodes a tool call; whole numbers in Metadata decode as int.
+func (tc *ToolCall) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Metadata  json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	md, err := jsonx.DecodeMap(w.Metadata)
+	if err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	*tc = ToolCall{ID: w.ID, Name: w.Name, Metadata: md}
+	if len(w.Arguments) > 0 && !bytes.Equal(w.Arguments, []byte("null")) {
+		tc.Arguments = w.Arguments
+	}
+	return nil
+}
+
+// Message is one entry of the conversation a model sees.
+//
+// A Message is a plain value. The context copies every message it is given,
+// maps and slices included, so changing a message after adding it never
+// changes the context.
+type Message struct {
+	Role             Role           `json:"role"`
+	Content          string         `json:"content,omitzero"` // plain text content
+	Parts            []ContentPart  `json:"parts,omitzero"`   // multi-modal content, instead of or with Content
+	ReasoningContent string         `json:"reasoning_content,omitzero"`
+	ToolCalls        []ToolCall     `json:"tool_calls,omitzero"`   // assistant only
+	ToolCallID       string         `json:"tool_call_id,omitzero"` // tool only, required there
+	Name             string         `json:"name,omitzero"`
+	Metadata         map[string]any `json:"metadata,omitzero"`
+	CreatedAt        time.Time      `json:"created_at,omitzero"`
+}
+
+// now is the clock of the package: UTC without a monotonic reading, so that a
+// time survives a JSON round trip unchanged.
+func now() time.Time { return time.Now().UTC() }
+
+// SystemMessage returns a system message stamped with the current time.
+func SystemMessage(text string) Message {
+	return Message{Role: RoleSystem, Content: text, CreatedAt: now()}
+}
+
+// UserMessage returns a user message stamped with the current time.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Content: text, CreatedAt: now()}
+}
+
+// UserMessageParts returns a multi-modal user message stamped with the
+// current time. The parts slice is copied.
+func UserMessageParts(parts ...ContentPart) Message {
+	return Message{Role: RoleUser, Parts: slices.Clone(parts), CreatedAt: now()}
+}
+
+// AssistantMessage returns an assistant message, possibly carrying tool
+// calls, stamped with the current time. The calls slice is copied.
+func AssistantMessage(text string, calls ...ToolCall) Message {
+	return Message{Role: RoleAssistant, Content: text, ToolCalls: slices.Clone(calls), CreatedAt: now()}
+}
+
+// ToolMessage returns the result of the tool call callID, made by the tool
+// name, stamped with the current time.
+func ToolMessage(callID, name, content string) Message {
+	return Message{Role: RoleTool, Content: content, ToolCallID: callID, Name: name, CreatedAt: now()}
+}
+
+// Text returns the message's text: Content when it is not empty, otherwise
+// the content of its text parts joined together.
+func (m Message) Text() string {
+	if m.Content != "" {
+		return m.Content
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type == PartText {
+			b.WriteString(p.Content)
+		}
+	}
+	return b.String()
+}
+
+// HasToolCalls reports whether the message carries at least one tool call.
+func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
+
+// Validate reports whether m can enter a conversation. The error wraps
+// [ErrInvalidMessage] and says which rule m breaks:
+//
+//   - the role is one of the four roles;
+//   - a tool message carries a ToolCallID, and no other role does;
+//   - only an assistant message carries tool calls, each with an ID and with
+//     Arguments that are absent or a JSON object;
+//   - the content (Content or Parts) is not empty, except for an assistant
+//     message, which may carry only tool calls or nothing while streaming;
+//   - every part has a known type.
+func (m Message) Validate() error {
+	if !m.Role.Valid() {
+		return fmt.Errorf("nous: role %q is not system, user, assistant or tool: %w", m.Role, ErrInvalidMessage)
+	}
+	if m.Role == RoleTool && m.ToolCallID == "" {
+		return fmt.Errorf("nous: tool message without a tool call id: %w", ErrInvalidMessage)
+	}
+	if m.Role != RoleTool && m.ToolCallID != "" {
+		return fmt.Errorf("nous: %s message with tool call id %q (only tool messages carry one): %w", m.Role, m.ToolCallID, ErrInvalidMessage)
+	}
+	if m.Role != RoleAssistant && len(m.ToolCalls) > 0 {
+		return fmt.Errorf("nous: %s message with tool calls (only assistant messages carry them): %w", m.Role, ErrInvalidMessage)
+	}
+	for i, tc := range m.ToolCalls {
+		if tc.ID == "" {
+			return fmt.Errorf("nous: tool call %d (%q) without an id: %w", i, tc.Name, ErrInvalidMessage)
+		}
+		if len(tc.Arguments) > 0 && !jsonx.IsObject(tc.Arguments) {
+			return fmt.Errorf("nous: tool call %q: arguments are not a JSON object: %w", tc.ID, ErrInvalidMessage)
+		}
+	}
+	if m.Role != RoleAssistant && m.Content == "" && len(m.Parts) == 0 {
+		return fmt.Errorf("nous: %s message with empty content: %w", m.Role, ErrInvalidMessage)
+	}
+	for i, p := range m.Parts {
+		if !p.Type.Valid() {
+			return fmt.Errorf("nous: part %d has unknown type %q: %w", i, p.Type, ErrInvalidMessage)
+		}
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes a message; whole numbers in Metadata decode as int.
+// It does not validate: call [Message.Validate].
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message // same fields, no methods
+	var w struct {
+		plain
+		Metadata json.RawMessage `json:"metadata"` // shadows plain.Metadata
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	md, err := jsonx.DecodeMap(w.Metadata)
+	if err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	*m = Message(w.plain)
+	m.Metadata = md
+	return nil
+}
+
+// clone returns a deep copy of m: no map or slice of the copy is shared with
+// m. A message without maps or slices is copied without allocating.
+func (m Message) clone() Message {
+	if m.Parts != nil {
+		m.Parts = slices.Clone(m.Parts)
+		for i := range m.Parts {
+			m.Parts[i].Options = jsonx.CloneMap(m.Parts[i].Options)
+		}
+	}
+	if m.ToolCalls != nil {
+		m.ToolCalls = cloneToolCalls(m.ToolCalls)
+	}
+	m.Metadata = jsonx.CloneMap(m.Metadata)
+	return m
+}
+
+// clone returns a deep copy of tc.
+func (tc ToolCall) clone() ToolCall {
+	tc.Arguments = bytes.Clone(tc.Arguments)
+	tc.Metadata = jsonx.CloneMap(tc.Metadata)
+	return tc
+}
+
+func cloneToolCalls(calls []ToolCall) []ToolCall {
+	if calls == nil {
+		return nil
+	}
+	out := make([]ToolCall, len(calls))
+	for i, tc := range calls {
+		out[i] = tc.clone()
+	}
+	return out
+}
+
+// needsDeepCopy reports whether m holds a map or slice that clone would copy.
+func (m *Message) needsDeepCopy() bool {
+	return m.Parts != nil || m.ToolCalls != nil || m.Metadata != nil
+}

@@ -1,0 +1,279 @@
+package nous
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// The log stores events in chunks of chunkSize records. Full chunks are never
+// written again, so a fork shares them with its parent; only the partly
+// filled tail is copied, and only when the fork first appends.
+const (
+	chunkBits = 9
+	chunkSize = 1 << chunkBits
+)
+
+// record is an event as the log stores it: the message inline, so that
+// adding a plain text message allocates nothing of its own.
+type record struct {
+	seq         int64
+	typ         EventType
+	at          time.Time
+	data        map[string]any
+	msg         Message // surface events
+	first, last int64   // replace events
+}
+
+// event returns r as an Event that shares nothing with the log.
+func (r *record) event() Event {
+	e := Event{Seq: r.seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
+	if r.typ.IsSurface() {
+		m := r.msg.clone()
+		e.Message = &m
+	}
+	return e
+}
+
+// SessionLog is the append-only event log behind a [Context]. Every message
+// the context was given, every replacement and every bookkeeping event is in
+// it, in order, and nothing is ever removed; the message view is a fold of
+// it.
+//
+// A SessionLog has an ID, a UUID v7 made when its context was created, and
+// each event a Seq, 1, 2, 3, ...: the pair (ID, Seq) names an event anywhere,
+// in a database as well as in memory. A log made by [Context.Clone] is a fork:
+// it has its own ID and remembers its parent's ID and the seq it forked at.
+//
+// Only its [Context] appends to a log; the methods here read it, and nothing
+// they return aliases it.
+type SessionLog struct {
+	id      uuid.UUID
+	parent  uuid.UUID
+	forkSeq int64
+	chunks  [][]record
+	n       int64
+}
+
+// newLogID returns a new UUID v7. NewV7 fails only when crypto/rand does,
+// which since Go 1.24 crashes the program instead of returning an error.
+func newLogID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+
+// ID returns the log's ID. It is uuid.Nil only for the log of a zero
+// [Context] that has not been used yet.
+func (l *SessionLog) ID() uuid.UUID {
+	if l == nil {
+		return uuid.Nil
+	}
+	return l.id
+}
+
+// Parent returns, for a fork, the ID of the log it was forked from and the
+// seq of the last event they share, with ok true. For a log that is not a
+// fork it returns ok false.
+func (l *SessionLog) Parent() (id uuid.UUID, seq int64, ok bool) {
+	if l == nil || l.parent == uuid.Nil {
+		return uuid.Nil, 0, false
+	}
+	return l.parent, l.forkSeq, true
+}
+
+// Len returns the number of events in the log, which is also the seq of the
+// last one.
+func (l *SessionLog) Len() int {
+	if l == nil {
+		return 0
+	}
+	return int(l.n)
+}
+
+// Events returns every event in append order. The slice, the events' maps
+// and their messages are a copy the caller owns.
+func (l *SessionLog) Events() []Event {
+	out := make([]Event, 0, l.Len())
+	for e := range l.All() {
+		out = append(out, e)
+	}
+	return out
+}
+
+// All returns an iterator over the events in append order. Each event is a
+// copy the caller owns.
+func (l *SessionLog) All() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		if l == nil {
+			return
+		}
+		for _, c := range l.chunks {
+			for i := range c {
+				if !yield(c[i].event()) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Event returns the event with the given seq, a copy the caller owns, and
+// false when there is none.
+func (l *SessionLog) Event(seq int64) (Event, bool) {
+	if seq < 1 || seq > int64(l.Len()) {
+		return Event{}, false
+	}
+	return l.rec(seq).event(), true
+}
+
+// rec returns the record with the given seq, which must be in the log. The
+// record must not be modified.
+func (l *SessionLog) rec(seq int64) *record {
+	i := seq - 1
+	return &l.chunks[i>>chunkBits][i&(chunkSize-1)]
+}
+
+// push appends r, stamping its seq, and returns the seq. r must not be used
+// elsewhere afterwards.
+func (l *SessionLog) push(r *record) int64 {
+	r.seq = l.n + 1
+	ci := int(l.n >> chunkBits)
+	if ci == len(l.chunks) {
+		n := chunkSize
+		if ci == 0 {
+			n = 8 // small logs stay small; the first chunk grows by doubling
+		}
+		l.chunks = append(l.chunks, make([]record, 0, n))
+	}
+	tail := &l.chunks[ci]
+	if len(*tail) == cap(*tail) {
+		// The first chunk is full below chunkSize, or this is a fork whose
+		// tail is shared with its parent: copy it into a larger array.
+		n := chunkSize
+		if ci == 0 {
+			n = min(max(2*cap(*tail), 8), chunkSize)
+		}
+		grown := make([]record, len(*tail), n)
+		copy(grown, *tail)
+		*tail = grown
+	}
+	*tail = append(*tail, *r)
+	l.n++
+	return r.seq
+}
+
+// fork returns a log that shares every event of l and appends on its own.
+// It costs one slice header per chunk, never a copy of the events.
+func (l *SessionLog) fork() SessionLog {
+	chunks := slices.Clone(l.chunks)
+	if k := len(chunks); k > 0 {
+		// Clipped, the tail cannot see what l appends in its spare capacity,
+		// and the fork's first append copies it instead of writing there.
+		chunks[k-1] = slices.Clip(chunks[k-1])
+	}
+	return SessionLog{id: newLogID(), parent: l.id, forkSeq: l.n, chunks: chunks, n: l.n}
+}
+
+// fold projects the log into the message view: the seqs of the events whose
+// messages make up the view, in order. It is the one definition of the fold;
+// a live [Context] keeps the same view incrementally, and tests check that the
+// two agree.
+//
+// A message event appends its message. A replace event puts its message at
+// the position of the entry produced by First and removes every entry from
+// there to the entry produced by Last, by position. Bookkeeping events change
+// nothing. The view is kept as a linked list over seqs while folding, so a
+// log with many replacements folds in time linear in its length.
+func (l *SessionLog) fold() ([]int64, error) {
+	n := l.n
+	next := make([]int64, n+1) // next[0] is the head, prev[0] the tail
+	prev := make([]int64, n+1)
+	alive := make([]bool, n+1)
+	size := 0
+	for seq := int64(1); seq <= n; seq++ {
+		r := l.rec(seq)
+		switch {
+		case r.typ == EventReplace:
+			f, z := r.first, r.last
+			if f < 1 || f >= seq || z < 1 || z >= seq || !alive[f] || !alive[z] {
+				return nil, fmt.Errorf("nous: event %d: replace anchors %d..%d are not both in the view: %w", seq, f, z, ErrInvalidLog)
+			}
+			removed := 0
+			for at := f; ; at = next[at] {
+				if at == 0 {
+					return nil, fmt.Errorf("nous: event %d: replace anchor %d comes before anchor %d in the view: %w", seq, z, f, ErrInvalidLog)
+				}
+				alive[at] = false
+				removed++
+				if at == z {
+					break
+				}
+			}
+			before, after := prev[f], next[z]
+			prev[seq], next[seq] = before, after
+			next[before], prev[after] = seq, seq
+			alive[seq] = true
+			size -= removed - 1
+		case r.typ.IsSurface():
+			tail := prev[0]
+			prev[seq], next[seq] = tail, 0
+			next[tail], prev[0] = seq, seq
+			alive[seq] = true
+			size++
+		}
+	}
+	view := make([]int64, 0, size)
+	for at := next[0]; at != 0; at = next[at] {
+		view = append(view, at)
+	}
+	return view, nil
+}
+
+// restoreLog rebuilds a log from events read back from anywhere, checking
+// each one and that they fold, and returns it with its view. The events are
+// copied.
+func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event) (SessionLog, []int64, error) {
+	l := SessionLog{id: id, parent: parent, forkSeq: forkSeq}
+	if forkSeq < 0 || forkSeq > int64(len(events)) || (parent == uuid.Nil && forkSeq != 0) {
+		return SessionLog{}, nil, fmt.Errorf("nous: fork seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
+	}
+	for i := range events {
+		e := &events[i]
+		if want := int64(i + 1); e.Seq != want {
+			return SessionLog{}, nil, fmt.Errorf("nous: event %d has seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
+		}
+		if err := e.check(); err != nil {
+			return SessionLog{}, nil, fmt.Errorf("nous: event %d: %w", e.Seq, err)
+		}
+		r := record{typ: e.Type, at: e.CreatedAt, data: jsonx.CloneMap(e.Data), first: e.First, last: e.Last}
+		if e.Message != nil {
+			r.msg = e.Message.clone()
+		}
+		l.push(&r)
+	}
+	view, err := l.fold()
+	if err != nil {
+		return SessionLog{}, nil, err
+	}
+	return l, view, nil
+}
+
+// Fold returns the message view that events fold into, without any
+// system-prompt overlay: what [Context.Messages] would return for a context
+// whose log holds exactly these events. Stores and tools use it on a log read
+// back from anywhere. The events must have seqs 1, 2, 3, ..., be well formed
+// and fold; otherwise the error wraps [ErrInvalidLog], [ErrUnknownEventType]
+// or [ErrInvalidMessage] and says which event is wrong.
+func Fold(events []Event) ([]Message, error) {
+	l, view, err := restoreLog(uuid.Nil, uuid.Nil, 0, events)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(view))
+	for i, seq := range view {
+		out[i] = l.rec(seq).msg // already a copy the caller owns
+	}
+	return out, nil
+}
