@@ -1,0 +1,126 @@
+// Command quickstart runs a scripted agent loop against a fake model, to show
+// the pieces of nous working together: messages that become events, a tool
+// that returns a ContextUpdate, compaction that replaces without deleting, the
+// system-prompt overlay, and the log behind the transcript.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/nous-go/nous"
+)
+
+func main() {
+	c := nous.NewContext(
+		nous.WithSystemPrompt("You are a concise weather assistant."),
+		nous.WithAgentName("weather"),
+		nous.WithMaxIterations(5),
+	)
+	check(c.AddMessage(nous.SystemMessage(c.SystemPrompt)))
+
+	for turn, question := range []string{"What's the weather in Paris?", "And in Rome?"} {
+		check(c.LogEvent(nous.EventTurnStart, map[string]any{"turn": turn + 1}))
+		check(c.AddMessage(nous.UserMessage(question)))
+		runLoop(c)
+		check(c.LogEvent(nous.EventTurnEnd, map[string]any{"turn": turn + 1}))
+	}
+
+	// Compaction: the first exchange (user, tool call, tool result, answer)
+	// becomes one summary, at the position it had. Nothing leaves the log.
+	check(c.ReplaceMessageRange(1, 4, nous.AssistantMessage("(summary) Paris was checked: 18°C and sunny.")))
+
+	// The overlay is applied when the view is read, never logged.
+	c.SetSystemPromptOverlay("Answer in one sentence.")
+
+	fmt.Println("== transcript the model sees ==")
+	for i, m := range c.All() {
+		fmt.Printf("%d %-9s %s\n", i, m.Role, describe(m))
+	}
+	fmt.Println("\n== the log behind it ==")
+	for e := range c.Log().All() {
+		fmt.Printf("%2d %-17s %s\n", e.Seq, e.Type, describeEvent(e))
+	}
+	cities, _ := nous.Dep[[]any](c.Deps, "cities_checked")
+	fmt.Printf("\ndeps: cities_checked=%v, usage: %d requests, %d tokens\n", cities, c.Usage.Requests, c.Usage.TotalTokens)
+}
+
+// runLoop calls the model until it stops asking for tools, running the tools
+// it asks for and applying the updates they return.
+func runLoop(c *nous.Context) {
+	for c.NeedsResponse && !c.MaxIterationsReached() {
+		c.IncrementIteration()
+		check(c.LogEvent(nous.EventStepStart, map[string]any{"iteration": c.Iteration}))
+		reply, usage := fakeModel(c)
+		c.AddUsage(usage)
+		check(c.AddMessage(reply))
+		for _, call := range reply.ToolCalls {
+			c.AddToolCall(call)
+			result, update := getWeather(c.ToRunContext(), call)
+			check(update.Apply(c))
+			check(c.AddMessage(nous.ToolMessage(call.ID, call.Name, result)))
+		}
+		check(c.LogEvent(nous.EventStepEnd, map[string]any{"iteration": c.Iteration}))
+	}
+}
+
+// fakeModel answers from the last message: a question makes it call the
+// weather tool, a tool result makes it answer.
+func fakeModel(c *nous.Context) (nous.Message, nous.Usage) {
+	usage := nous.Usage{Requests: 1, InputTokens: 12 * c.Len(), OutputTokens: 9}
+	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	last, _ := c.LastMessage()
+	if last.Role == nous.RoleTool {
+		return nous.AssistantMessage("It is " + last.Content + "."), usage
+	}
+	city := "Paris"
+	if strings.Contains(last.Content, "Rome") {
+		city = "Rome"
+	}
+	args, _ := json.Marshal(map[string]string{"city": city})
+	call := nous.ToolCall{ID: "call_" + strings.ToLower(city), Name: "get_weather", Arguments: args}
+	return nous.AssistantMessage("", call), usage
+}
+
+// getWeather is a tool: it reads its run context and returns its result and
+// an update, never touching the context itself.
+func getWeather(rc nous.RunContext, call nous.ToolCall) (string, nous.ContextUpdate) {
+	var args struct{ City string }
+	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+		return "error: " + err.Error(), nous.ContextUpdate{}
+	}
+	forecast := map[string]string{"Paris": "18°C and sunny", "Rome": "24°C and clear"}[args.City]
+	update := nous.NewContextUpdate().
+		Append("cities_checked", args.City).
+		Set("last_city", args.City).
+		LogEvent(nous.EventToolCall, map[string]any{"id": call.ID, "name": call.Name, "retry": rc.Retry})
+	return forecast, update
+}
+
+func describe(m nous.Message) string {
+	s := strings.ReplaceAll(m.Text(), "\n", " / ")
+	for _, tc := range m.ToolCalls {
+		s += fmt.Sprintf("[calls %s %s]", tc.Name, tc.Arguments)
+	}
+	return s
+}
+
+func describeEvent(e nous.Event) string {
+	switch {
+	case e.Type == nous.EventReplace:
+		return fmt.Sprintf("shadows %d..%d with %q", e.First, e.Last, e.Message.Text())
+	case e.Message != nil:
+		return describe(*e.Message)
+	default:
+		b, _ := json.Marshal(e.Data)
+		return string(b)
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
