@@ -180,46 +180,95 @@ func (u ContextUpdate) LogEvents() []LoggedEvent {
 //
 // ToDeps never modifies initial or anything reachable from it: it copies the
 // maps and lists along the path it changes, and the result shares the rest
-// with initial. Its cost is linear in the number of operations plus the keys
-// it touches: 2,000 appends to one key copy the list once, not 2,000 times.
+// with initial. Beyond one copy of initial's top level, its cost is linear
+// in the number of operations plus the keys they touch: 2,000 appends to one
+// key copy the list once, not 2,000 times. ([ContextUpdate.Apply] does not
+// even copy the top level: it writes the changed keys in place.)
 // An append onto a value that is not a list fails with an error wrapping
 // [ErrTypeMismatch] that names the key and the types.
 func (u ContextUpdate) ToDeps(initial map[string]any) (map[string]any, error) {
-	r := reducer{deps: maps.Clone(initial)}
-	if r.deps == nil {
-		r.deps = make(map[string]any, u.n)
+	r, err := u.reduce(initial)
+	if err != nil {
+		return nil, err
 	}
+	out := make(map[string]any, len(initial)+len(r.changed))
+	for k, v := range initial {
+		if _, ok := r.changed[k]; !ok {
+			out[k] = v
+		}
+	}
+	for k, c := range r.changed {
+		if !c.deleted {
+			out[k] = c.value
+		}
+	}
+	return out, nil
+}
+
+// reduce runs u's deps operations over base without changing it and
+// returns what they change.
+func (u ContextUpdate) reduce(base map[string]any) (*reducer, error) {
+	r := &reducer{base: base}
 	for i, op := range u.ops() {
 		if err := r.apply(op); err != nil {
 			return nil, fmt.Errorf("nous: update operation %d (%s %q): %w", i, op.Kind, op.Key, err)
 		}
 	}
-	return r.deps, nil
+	return r, nil
 }
 
-// reducer applies operations to deps, remembering which maps and lists it
-// made itself: those it may change in place, everything else it copies first.
+// reducer applies operations over a base map it never writes: the keys they
+// change are kept apart, in changed, so that applying an update to a context
+// costs the keys it touches, not all of them. It remembers which maps and
+// lists it made itself: those it may change in place, everything else it
+// copies first.
 type reducer struct {
-	deps  map[string]any
-	owned map[uintptr]bool // maps this reduction made, by address
-	lists map[string]bool  // keys whose list this reduction made
+	base    map[string]any
+	changed map[string]change
+	owned   map[uintptr]bool // maps this reduction made, by address
+	lists   map[string]bool  // keys whose list this reduction made
+}
+
+// change is the new state of one key.
+type change struct {
+	value   any
+	deleted bool
+}
+
+func (r *reducer) get(key string) (any, bool) {
+	if c, ok := r.changed[key]; ok {
+		return c.value, !c.deleted
+	}
+	v, ok := r.base[key]
+	return v, ok
+}
+
+func (r *reducer) put(key string, v any) {
+	if r.changed == nil {
+		r.changed = map[string]change{}
+	}
+	r.changed[key] = change{value: v}
 }
 
 func (r *reducer) apply(op Operation) error {
 	switch op.Kind {
 	case OpSet:
-		r.forget(op.Key)
-		r.deps[op.Key] = jsonx.CloneValue(op.Value)
+		delete(r.lists, op.Key)
+		r.put(op.Key, jsonx.CloneValue(op.Value))
 	case OpDelete:
-		r.forget(op.Key)
-		delete(r.deps, op.Key)
+		delete(r.lists, op.Key)
+		if r.changed == nil {
+			r.changed = map[string]change{}
+		}
+		r.changed[op.Key] = change{deleted: true}
 	case OpMerge:
 		m, ok := op.Value.(map[string]any)
 		if !ok && op.Value != nil {
 			return fmt.Errorf("merge value is %T, not a map[string]any: %w", op.Value, ErrTypeMismatch)
 		}
 		delete(r.lists, op.Key)
-		r.deps[op.Key] = r.merge(r.deps[op.Key], m)
+		cur, _ := r.get(op.Key)
+		r.put(op.Key, r.merge(cur, m))
 	case OpAppend:
 		return r.append(op.Key, op.Value)
 	case OpLogEvent:
@@ -228,8 +277,6 @@ func (r *reducer) apply(op Operation) error {
 	}
 	return nil
 }
-
-func (r *reducer) forget(key string) { delete(r.lists, key) }
 
 // merge returns dst with src deep merged into it, copying any map of dst it
 // has not made itself before writing to it.
@@ -270,10 +317,10 @@ func mapAddr(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
 // reduction did not make copies it, with room to grow; later ones append in
 // place, so n appends cost O(n).
 func (r *reducer) append(key string, item any) error {
-	cur, present := r.deps[key]
+	cur, present := r.get(key)
 	item = jsonx.CloneValue(item)
 	if !present || cur == nil {
-		r.deps[key] = []any{item}
+		r.put(key, []any{item})
 		r.markList(key)
 		return nil
 	}
@@ -282,7 +329,7 @@ func (r *reducer) append(key string, item any) error {
 			l = append(make([]any, 0, max(2*len(l), 4)), l...)
 			r.markList(key)
 		}
-		r.deps[key] = append(l, item)
+		r.put(key, append(l, item))
 		return nil
 	}
 	v := reflect.ValueOf(cur)
@@ -307,7 +354,7 @@ func (r *reducer) append(key string, item any) error {
 		v = grown
 		r.markList(key)
 	}
-	r.deps[key] = reflect.Append(v, iv).Interface()
+	r.put(key, reflect.Append(v, iv).Interface())
 	return nil
 }
 
@@ -330,11 +377,20 @@ func (u ContextUpdate) Apply(c *Context) error {
 	if u.n == 0 {
 		return nil
 	}
-	deps, err := u.ToDeps(c.Deps)
+	r, err := u.reduce(c.Deps)
 	if err != nil {
 		return err
 	}
-	c.Deps = deps
+	if c.Deps == nil && len(r.changed) > 0 {
+		c.Deps = make(map[string]any, len(r.changed))
+	}
+	for k, ch := range r.changed {
+		if ch.deleted {
+			delete(c.Deps, k)
+		} else {
+			c.Deps[k] = ch.value
+		}
+	}
 	for _, op := range u.ops() {
 		if op.Kind != OpLogEvent {
 			continue
