@@ -229,12 +229,23 @@ func (c *Context) AddMessage(m Message, opts ...MessageOption) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	var o messageOptions
-	for _, opt := range opts {
-		opt(&o)
+	var source string
+	if len(opts) > 0 {
+		// Behind the check because the options escape o to the heap: a
+		// call without options must not pay that allocation.
+		source = resolveMessageOptions(opts).source
 	}
-	c.appendMessage(m, o.source)
+	c.appendMessage(m, source)
 	return nil
+}
+
+// resolveMessageOptions applies opts to a zero messageOptions.
+func resolveMessageOptions(opts []MessageOption) *messageOptions {
+	o := new(messageOptions)
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
 }
 
 // AddMessages appends msgs in order, with the same result as adding them one

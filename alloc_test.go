@@ -1,0 +1,178 @@
+//go:build !race
+
+// The race detector changes what allocates, so the budgets are checked only
+// without it.
+
+package nous_test
+
+import (
+	"maps"
+	"runtime"
+	"testing"
+
+	"github.com/nous-go/nous"
+)
+
+// TestAllocationBudgets checks the allocation budgets of issue 4. Time
+// targets are ratios of benchmarks and are not asserted here: they are
+// measured by the benchmarks and recorded in BENCHMARKS.md.
+func TestAllocationBudgets(t *testing.T) {
+	const runs = 2000
+	call := nous.ToolCall{ID: "call_1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}
+	data := map[string]any{"tool": "get_weather", "attempt": 1}
+
+	tests := []struct {
+		name   string
+		max    float64
+		setup  func() *nous.Context
+		action func(c *nous.Context)
+	}{
+		{
+			// Amortized: the log allocates a chunk every 512 events and the
+			// view grows by doubling.
+			name:  "AddMessage plain",
+			max:   2,
+			setup: func() *nous.Context { return plainContext(t, 1000) },
+			action: func(c *nous.Context) {
+				if err := c.AddMessage(benchMessage); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name:  "AddMessages plain batch of 1",
+			max:   2,
+			setup: func() *nous.Context { return plainContext(t, 1000) },
+			action: func(c *nous.Context) {
+				if err := c.AddMessages(benchMessage); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name:  "All",
+			max:   0,
+			setup: func() *nous.Context { return conversationContext(t, 1000) },
+			action: func(c *nous.Context) {
+				k := 0
+				for _, m := range c.All() {
+					k += len(m.Content)
+				}
+				sinkInt += k
+			},
+		},
+		{
+			name:   "Messages plain",
+			max:    1,
+			setup:  func() *nous.Context { return plainContext(t, 1000) },
+			action: func(c *nous.Context) { sinkMsgs = c.Messages() },
+		},
+		{
+			name:   "LastMessage plain",
+			max:    0,
+			setup:  func() *nous.Context { return plainContext(t, 1000) },
+			action: func(c *nous.Context) { sinkMsg, _ = c.LastMessage() },
+		},
+		{
+			name: "LastMessage with a tool call",
+			// The caller owns the copy: the ToolCalls slice and its
+			// Arguments are copied.
+			max: 2,
+			setup: func() *nous.Context {
+				c := plainContext(t, 1000)
+				if err := c.AddMessage(nous.AssistantMessage("", call)); err != nil {
+					t.Fatal(err)
+				}
+				return c
+			},
+			action: func(c *nous.Context) { sinkMsg, _ = c.LastMessage() },
+		},
+		{
+			name:  "LogEvent without data",
+			max:   0,
+			setup: func() *nous.Context { return plainContext(t, 1000) },
+			action: func(c *nous.Context) {
+				if err := c.LogEvent(nous.EventStepStart, nil); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			// No more than copying the event's own data.
+			name:  "LogEvent with data",
+			max:   testing.AllocsPerRun(runs, func() { sinkMap = maps.Clone(data) }),
+			setup: func() *nous.Context { return plainContext(t, 1000) },
+			action: func(c *nous.Context) {
+				if err := c.LogEvent(nous.EventToolCall, data); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.setup()
+			got := testing.AllocsPerRun(runs, func() { tt.action(c) })
+			if got > tt.max {
+				t.Errorf("%s: %v allocations per call, budget %v", tt.name, got, tt.max)
+			}
+		})
+	}
+}
+
+// TestAddMessageAmortizedAllocs checks the per-message allocations of a long
+// run exactly, including the log's chunks and the view's growth, which
+// AllocsPerRun's integer average would round away.
+func TestAddMessageAmortizedAllocs(t *testing.T) {
+	const n = 20_000
+	c := nous.NewContext()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		if err := c.AddMessage(benchMessage); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perMsg := float64(after.Mallocs-before.Mallocs) / n
+	t.Logf("AddMessage: %.4f allocations per plain message over %d", perMsg, n)
+	if perMsg > 2 {
+		t.Errorf("AddMessage: %.4f allocations per plain message, budget 2", perMsg)
+	}
+}
+
+var sinkMap map[string]any
+
+// TestMemoryFootprint measures the bytes a context of 100k messages holds
+// against the bytes of the same messages in a plain []Message, each measured
+// as the live heap after a GC. Issue 4's target is at most 2x.
+func TestMemoryFootprint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 100k messages twice")
+	}
+	const n = 100_000
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	h0 := heap()
+	msgs := conversation(n)
+	msgBytes := heap() - h0
+	c := nous.NewContext()
+	if err := c.AddMessages(msgs...); err != nil {
+		t.Fatal(err)
+	}
+	msgs = nil // the context keeps the strings alive, and its own copies of the rest
+	ctxBytes := heap() - h0
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(msgs)
+	ratio := float64(ctxBytes) / float64(msgBytes)
+	t.Logf("%d messages: []Message holds %d B (%.0f B/msg), the context %d B (%.0f B/msg): %.2fx",
+		n, msgBytes, float64(msgBytes)/n, ctxBytes, float64(ctxBytes)/n, ratio)
+	if ratio > 2 {
+		t.Errorf("a context of %d messages holds %.2fx the bytes of its messages, budget 2x", n, ratio)
+	}
+}

@@ -1,0 +1,449 @@
+package nous_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nous-go/nous"
+)
+
+// The benchmarks of issue 4. Each size is a sub-benchmark, n=10k and so on.
+// Benchmarks named Floor... are the baselines the targets compare against:
+// the same work done on plain slices and maps, with no log behind them.
+// BENCHMARKS.md lists which benchmark is compared with which.
+//
+// Per-message figures are reported as ns/msg (and B/msg, allocs/msg where
+// they say more than the per-op ones).
+
+var sizes = []struct {
+	name string
+	n    int
+}{{"n=10k", 10_000}, {"n=100k", 100_000}}
+
+// benchMessage is the plain message the benchmarks add: text only, no maps
+// or slices, a fixed CreatedAt so the floor appends the identical value.
+var benchMessage = nous.Message{
+	Role:      nous.RoleUser,
+	Content:   "What is the weather in Paris today?",
+	CreatedAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+}
+
+// conversation returns n messages cycling user, assistant with a tool call,
+// tool result, like the turns of an agent run.
+func conversation(n int) []nous.Message {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	msgs := make([]nous.Message, 0, n)
+	for i := range n {
+		var m nous.Message
+		switch i % 3 {
+		case 0:
+			m = nous.Message{Role: nous.RoleUser, Content: fmt.Sprintf("Question %d: what is the weather in Paris today?", i)}
+		case 1:
+			m = nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{
+				ID: fmt.Sprintf("call_%d", i), Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`),
+			}}}
+		case 2:
+			m = nous.Message{Role: nous.RoleTool, ToolCallID: fmt.Sprintf("call_%d", i-1), Name: "get_weather", Content: `{"temp_c":21,"sky":"clear"}`}
+		}
+		m.CreatedAt = at.Add(time.Duration(i) * time.Second)
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// plainContext returns a context holding n copies of benchMessage.
+func plainContext(b testing.TB, n int) *nous.Context {
+	b.Helper()
+	c := nous.NewContext()
+	for range n {
+		if err := c.AddMessage(benchMessage); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
+}
+
+// conversationContext returns a context holding conversation(n).
+func conversationContext(b testing.TB, n int) *nous.Context {
+	b.Helper()
+	c := nous.NewContext()
+	if err := c.AddMessages(conversation(n)...); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// perMsg reports the cost per message of an op that handles n messages.
+func perMsg(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/msg")
+}
+
+// BenchmarkAddMessage adds n plain messages, one call each, to a new
+// context: the amortized cost of AddMessage with a log of up to n events.
+func BenchmarkAddMessage(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c := nous.NewContext()
+				for range s.n {
+					if err := c.AddMessage(benchMessage); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+// BenchmarkFloorAppend is AddMessage's floor: the same event struct and the
+// same message value appended to two plain slices, n times.
+func BenchmarkFloorAppend(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var events []nous.Event
+				var msgs []nous.Message
+				for i := range s.n {
+					events = append(events, nous.Event{Seq: int64(i + 1), Type: nous.EventUserMessage, CreatedAt: benchMessage.CreatedAt})
+					msgs = append(msgs, benchMessage)
+				}
+				sinkInt += len(events) + len(msgs)
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+// BenchmarkAddMessages adds n plain messages in one batch to a new context.
+func BenchmarkAddMessages(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			batch := make([]nous.Message, s.n)
+			for i := range batch {
+				batch[i] = benchMessage
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				c := nous.NewContext()
+				if err := c.AddMessages(batch...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+var (
+	sinkInt   int
+	sinkMsg   nous.Message
+	sinkMsgs  []nous.Message
+	sinkCtx   *nous.Context
+	sinkBytes []byte
+)
+
+// BenchmarkAll walks the view of a conversation of n messages with All.
+func BenchmarkAll(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			c := conversationContext(b, s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				k := 0
+				for _, m := range c.All() {
+					k += len(m.Content) + len(m.ToolCalls)
+				}
+				sinkInt += k
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+// BenchmarkFloorRange is All's floor: ranging over a plain []Message with
+// the same loop body.
+func BenchmarkFloorRange(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			msgs := conversation(s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				k := 0
+				for _, m := range msgs {
+					k += len(m.Content) + len(m.ToolCalls)
+				}
+				sinkInt += k
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+// BenchmarkMessages copies the view of n plain messages with Messages.
+func BenchmarkMessages(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			c := plainContext(b, s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkMsgs = c.Messages()
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+// BenchmarkFloorClone is Messages' floor: slices.Clone of the same view as
+// a plain []Message.
+func BenchmarkFloorClone(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			view := plainContext(b, s.n).Messages()
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkMsgs = slices.Clone(view)
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
+// BenchmarkLastMessage reads the last message of a view of n messages.
+func BenchmarkLastMessage(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			c := plainContext(b, s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkMsg, _ = c.LastMessage()
+			}
+		})
+	}
+}
+
+// BenchmarkLogEvent appends a bookkeeping event with a one-key payload to a
+// context of n messages; the log grows by one event per op.
+func BenchmarkLogEvent(b *testing.B) {
+	data := map[string]any{"tool": "get_weather"}
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			c := plainContext(b, s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.LogEvent(nous.EventToolCall, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLogEventNoData is LogEvent with no payload: what the log itself
+// costs per bookkeeping event.
+func BenchmarkLogEventNoData(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			c := plainContext(b, s.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.LogEvent(nous.EventStepStart, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// refill is how many replacements a Replace benchmark makes before it
+// restores its view, untimed, to n entries.
+const refill = 1000
+
+// BenchmarkReplaceMessage replaces the middle message of a view of n.
+func BenchmarkReplaceMessage(b *testing.B) {
+	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			base := plainContext(b, s.n)
+			c := base.Clone()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i++; i%refill == 0 {
+					b.StopTimer()
+					c = base.Clone()
+					b.StartTimer()
+				}
+				if err := c.ReplaceMessage(s.n/2, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReplaceMessageRange replaces two messages in the middle of a view
+// of about n (it shrinks by one per op and is restored every 1,000 ops) with
+// one: the view's tail moves down by one entry.
+func BenchmarkReplaceMessageRange(b *testing.B) {
+	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			base := plainContext(b, s.n)
+			c := base.Clone()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i++; i%refill == 0 {
+					b.StopTimer()
+					c = base.Clone()
+					b.StartTimer()
+				}
+				if err := c.ReplaceMessageRange(s.n/2, s.n/2+1, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFloorReplace is the Replace benchmarks' floor: slices.Replace on
+// a plain []Message of the same length, one entry by one (single) and two
+// by one (range), restored the same way.
+func BenchmarkFloorReplace(b *testing.B) {
+	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
+	for _, kind := range []struct {
+		name  string
+		width int
+	}{{"single", 1}, {"range", 2}} {
+		for _, s := range sizes {
+			b.Run(kind.name+"/"+s.name, func(b *testing.B) {
+				base := plainContext(b, s.n).Messages()
+				view := slices.Clone(base)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if i++; i%refill == 0 {
+						b.StopTimer()
+						view = append(view[:0], base...)
+						b.StartTimer()
+					}
+					view = slices.Replace(view, s.n/2, s.n/2+kind.width, m)
+				}
+				sinkInt += len(view)
+			})
+		}
+	}
+}
+
+// BenchmarkClone clones a context of n messages and a few deps.
+func BenchmarkClone(b *testing.B) {
+	for _, s := range []struct {
+		name string
+		n    int
+	}{{"n=1k", 1_000}, {"n=100k", 100_000}} {
+		b.Run(s.name, func(b *testing.B) {
+			c := plainContext(b, s.n)
+			c.MergeDeps(map[string]any{"user": "ada", "city": "Paris", "visits": []any{"Lyon", "Nice"}})
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkCtx = c.Clone()
+			}
+		})
+	}
+}
+
+// BenchmarkPatchDanglingToolCalls scans a conversation of 100k messages with
+// no dangling call: the cost of the check a runner makes before each call.
+func BenchmarkPatchDanglingToolCalls(b *testing.B) {
+	b.Run("n=100k", func(b *testing.B) {
+		c := conversationContext(b, 100_000)
+		c.PatchDanglingToolCalls()
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkInt += c.PatchDanglingToolCalls()
+		}
+		perMsg(b, 100_000)
+	})
+}
+
+// BenchmarkToDeps reduces an update of 2,000 appends to one key onto deps
+// that already hold a list there: the list must be copied once, not 2,000
+// times.
+func BenchmarkToDeps(b *testing.B) {
+	b.Run("appends=2000", func(b *testing.B) {
+		u := nous.NewContextUpdate()
+		for i := range 2000 {
+			u = u.Append("items", i)
+		}
+		initial := map[string]any{"items": []any{"a", "b", "c"}, "user": "ada"}
+		b.ReportAllocs()
+		for b.Loop() {
+			deps, err := u.ToDeps(initial)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkMap = deps
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "ns/append")
+	})
+}
+
+// tenOps is a 10-operation update: sets, a merge, appends, a delete.
+func tenOps() nous.ContextUpdate {
+	return nous.NewContextUpdate().
+		Set("city", "Paris").
+		Set("units", "metric").
+		Set("count", 3).
+		Merge("prefs", map[string]any{"lang": "fr", "tz": "Europe/Paris"}).
+		Append("visited", "Paris").
+		Append("visited", "Lyon").
+		Append("log", map[string]any{"step": 1}).
+		Delete("stale").
+		Set("last_tool", "get_weather").
+		Append("log", map[string]any{"step": 2})
+}
+
+// BenchmarkApply applies a 10-op update to a context whose deps hold 10 or
+// 1,000 keys, including the lists and maps it appends and merges into.
+func BenchmarkApply(b *testing.B) {
+	u := tenOps()
+	for _, s := range []struct {
+		name string
+		keys int
+	}{{"keys=10", 10}, {"keys=1000", 1000}} {
+		b.Run(s.name, func(b *testing.B) {
+			deps := map[string]any{
+				"visited": []any{"Nice"},
+				"log":     []any{},
+				"prefs":   map[string]any{"lang": "en"},
+				"stale":   true,
+			}
+			for i := len(deps); i < s.keys; i++ {
+				deps[fmt.Sprintf("key%04d", i)] = i
+			}
+			base := nous.NewContext(nous.WithDeps(deps))
+			c := base.Clone()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				// The lists grow by two per Apply and the first append of
+				// an Apply copies them: restore them every 64 ops so the
+				// op does not grow with b.N.
+				if i++; i%64 == 0 {
+					b.StopTimer()
+					c = base.Clone()
+					b.StartTimer()
+				}
+				if err := u.Apply(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
