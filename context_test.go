@@ -17,8 +17,12 @@ import (
 )
 
 // Messages with a fixed CreatedAt, so that views compare field by field.
-func mSystem(s string) nous.Message { return nous.Message{Role: nous.RoleSystem, Content: s, CreatedAt: t0} }
-func mUser(s string) nous.Message   { return nous.Message{Role: nous.RoleUser, Content: s, CreatedAt: t0} }
+func mSystem(s string) nous.Message {
+	return nous.Message{Role: nous.RoleSystem, Content: s, CreatedAt: t0}
+}
+func mUser(s string) nous.Message {
+	return nous.Message{Role: nous.RoleUser, Content: s, CreatedAt: t0}
+}
 func mAssistant(s string, calls ...nous.ToolCall) nous.Message {
 	return nous.Message{Role: nous.RoleAssistant, Content: s, ToolCalls: calls, CreatedAt: t0}
 }
@@ -735,9 +739,9 @@ func TestPatchDanglingToolCalls(t *testing.T) {
 	})
 	t.Run("nothing dangles", func(t *testing.T) {
 		for name, msgs := range map[string][]nous.Message{
-			"empty":    nil,
-			"no calls": {mUser("u"), mAssistant("a")},
-			"answered": {mAssistant("", nous.ToolCall{ID: "c1"}), mTool("c1", "r")},
+			"empty":                 nil,
+			"no calls":              {mUser("u"), mAssistant("a")},
+			"answered":              {mAssistant("", nous.ToolCall{ID: "c1"}), mTool("c1", "r")},
 			"answered before asked": {mTool("c1", "r"), mAssistant("", nous.ToolCall{ID: "c1"})},
 		} {
 			c := nous.NewContext()
