@@ -8,8 +8,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-
-	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // OpKind names what an [Operation] does.
@@ -36,9 +34,107 @@ type Operation struct {
 
 // clone returns a copy of op that shares no map or []any with it.
 func (op Operation) clone() Operation {
-	op.Value = jsonx.CloneValue(op.Value)
-	op.Data = jsonx.CloneMap(op.Data)
+	op.Value = cloneValue(op.Value)
+	op.Data = cloneMap(op.Data)
 	return op
+}
+
+// cloneMap returns a deep copy of m by the rule of [cloneValue]; nil stays
+// nil.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+// cloneValue returns v with every map and slice in it copied, at any depth
+// and of any type: map[string]any and []any, and also the typed slices and
+// maps (a []string, a map[string]int) that an append onto a typed slice
+// supports, so an update never shares a container with the caller who built
+// it or with a deps map it was reduced into. Other values (pointers, structs,
+// arrays) are shared; nil maps and slices stay nil.
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case nil, string, bool, int, int64, float64, json.Number:
+		return v
+	case map[string]any:
+		return cloneMap(v)
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneValue(e)
+		}
+		return out
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map:
+		if rv.IsNil() {
+			return v
+		}
+		return cloneReflect(rv).Interface()
+	}
+	return v
+}
+
+// cloneReflect is cloneValue for a map or slice of any type.
+func cloneReflect(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		return reflect.ValueOf(cloneValue(v.Elem().Interface()))
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(out, v)
+		if holdsContainers(v.Type().Elem()) {
+			for i := range v.Len() {
+				if e := cloneReflect(v.Index(i)); e.IsValid() {
+					out.Index(i).Set(e)
+				}
+			}
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		deep := holdsContainers(v.Type().Elem())
+		for it := v.MapRange(); it.Next(); {
+			e := it.Value()
+			if deep {
+				if e = cloneReflect(e); !e.IsValid() {
+					e = reflect.Zero(v.Type().Elem())
+				}
+			}
+			out.SetMapIndex(it.Key(), e)
+		}
+		return out
+	}
+	return v
+}
+
+// holdsContainers reports whether a value of type t may be or hold a map or
+// slice that cloneReflect copies.
+func holdsContainers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
 }
 
 // LoggedEvent is a bookkeeping event carried by a [ContextUpdate].
@@ -81,10 +177,10 @@ func (u ContextUpdate) with(op Operation) ContextUpdate {
 	return ContextUpdate{last: &opNode{op: op, prev: u.last}, n: u.n + 1}
 }
 
-// Set returns u followed by an operation that sets key to value. Maps and
-// []any in value are copied.
+// Set returns u followed by an operation that sets key to value. The maps
+// and slices in value are copied.
 func (u ContextUpdate) Set(key string, value any) ContextUpdate {
-	return u.with(Operation{Kind: OpSet, Key: key, Value: jsonx.CloneValue(value)})
+	return u.with(Operation{Kind: OpSet, Key: key, Value: cloneValue(value)})
 }
 
 // Merge returns u followed by an operation that deep merges m into the map at
@@ -92,16 +188,16 @@ func (u ContextUpdate) Set(key string, value any) ContextUpdate {
 // is replaced by m's. When key is absent or not a map, m becomes its value. m
 // is copied.
 func (u ContextUpdate) Merge(key string, m map[string]any) ContextUpdate {
-	return u.with(Operation{Kind: OpMerge, Key: key, Value: jsonx.CloneMap(m)})
+	return u.with(Operation{Kind: OpMerge, Key: key, Value: cloneMap(m)})
 }
 
 // Append returns u followed by an operation that appends item to the list at
 // key. Onto an absent or nil key it makes []any{item}; onto a []any, a new
 // []any; onto a slice of another type, a new slice of that type when item is
 // assignable to its element type. Anything else fails the reduction with
-// [ErrTypeMismatch]. Maps and []any in item are copied.
+// [ErrTypeMismatch]. The maps and slices in item are copied.
 func (u ContextUpdate) Append(key string, item any) ContextUpdate {
-	return u.with(Operation{Kind: OpAppend, Key: key, Value: jsonx.CloneValue(item)})
+	return u.with(Operation{Kind: OpAppend, Key: key, Value: cloneValue(item)})
 }
 
 // Delete returns u followed by an operation that removes key.
@@ -113,7 +209,7 @@ func (u ContextUpdate) Delete(key string) ContextUpdate {
 // event of type t with data to the session log when the update is applied to
 // a [Context]. It touches no deps. data is copied.
 func (u ContextUpdate) LogEvent(t EventType, data map[string]any) ContextUpdate {
-	return u.with(Operation{Kind: OpLogEvent, EventType: t, Data: jsonx.CloneMap(data)})
+	return u.with(Operation{Kind: OpLogEvent, EventType: t, Data: cloneMap(data)})
 }
 
 // Combine returns one update made of the operations of updates, in the order
@@ -168,7 +264,7 @@ func (u ContextUpdate) LogEvents() []LoggedEvent {
 	var out []LoggedEvent
 	for _, op := range u.ops() {
 		if op.Kind == OpLogEvent {
-			out = append(out, LoggedEvent{Type: op.EventType, Data: jsonx.CloneMap(op.Data)})
+			out = append(out, LoggedEvent{Type: op.EventType, Data: cloneMap(op.Data)})
 		}
 	}
 	return out
@@ -254,7 +350,7 @@ func (r *reducer) apply(op Operation) error {
 	switch op.Kind {
 	case OpSet:
 		delete(r.lists, op.Key)
-		r.put(op.Key, jsonx.CloneValue(op.Value))
+		r.put(op.Key, cloneValue(op.Value))
 	case OpDelete:
 		delete(r.lists, op.Key)
 		if r.changed == nil {
@@ -283,7 +379,7 @@ func (r *reducer) apply(op Operation) error {
 func (r *reducer) merge(dst any, src map[string]any) any {
 	d, ok := dst.(map[string]any)
 	if !ok || d == nil {
-		return r.own(jsonx.CloneMap(src))
+		return r.own(cloneMap(src))
 	}
 	if !r.owned[mapAddr(d)] {
 		d = r.own(maps.Clone(d))
@@ -295,7 +391,7 @@ func (r *reducer) merge(dst any, src map[string]any) any {
 				continue
 			}
 		}
-		d[k] = jsonx.CloneValue(v)
+		d[k] = cloneValue(v)
 	}
 	return d
 }
@@ -318,7 +414,7 @@ func mapAddr(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
 // place, so n appends cost O(n).
 func (r *reducer) append(key string, item any) error {
 	cur, present := r.get(key)
-	item = jsonx.CloneValue(item)
+	item = cloneValue(item)
 	if !present || cur == nil {
 		r.put(key, []any{item})
 		r.markList(key)
