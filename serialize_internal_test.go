@@ -1,0 +1,253 @@
+package nous
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// FreezeForTest makes c's log deterministic for golden files: its ID (and,
+// for a fork, its parent's) become id and parent, and every event is stamped
+// base + seq seconds. When messages is true, every message of the log is
+// stamped the same way, as a version 1 restore would stamp them with the
+// time of the restore. Records shared with another log get the same stamps
+// there, which only tests may rely on.
+func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bool) {
+	c.ready()
+	c.log.id = id
+	if c.log.parent != uuid.Nil {
+		c.log.parent = parent
+	}
+	for _, chunk := range c.log.chunks {
+		for i := range chunk {
+			r := &chunk[i]
+			r.at = base.Add(time.Duration(r.seq) * time.Second)
+			if messages && r.typ.IsSurface() {
+				r.msg.CreatedAt = r.at
+			}
+		}
+	}
+}
+
+// CheckRestoredForTest checks the internal state Deserialize promises: no
+// overlay, no runtime fields, a view that is the fold of the log, and a view
+// of its own.
+func CheckRestoredForTest(t testing.TB, c *Context) {
+	t.Helper()
+	if c.leadMode != leadNone || c.overlay != "" || c.viewShared {
+		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.leadMode, c.overlay, c.viewShared)
+	}
+	if c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil {
+		t.Errorf("restored context has runtime fields set")
+	}
+	view, err := c.log.fold()
+	if err != nil {
+		t.Fatalf("restored log does not fold: %v", err)
+	}
+	if len(view) != len(c.view) {
+		t.Fatalf("view has %d entries, the fold %d", len(c.view), len(view))
+	}
+	for i := range view {
+		if view[i] != c.view[i] {
+			t.Fatalf("view[%d] = seq %d, the fold says %d", i, c.view[i], view[i])
+		}
+	}
+}
+
+var (
+	goldenID     = uuid.MustParse("01890a5d-ac96-774b-bcce-b302099a8057")
+	goldenParent = uuid.MustParse("01890a5d-ac96-774b-bcce-b302099a8000")
+	goldenT0     = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+)
+
+func goldenAt(n int) time.Time { return goldenT0.Add(time.Duration(n) * time.Minute) }
+
+// goldenContexts builds the deterministic contexts of the golden files.
+func goldenContexts(t *testing.T) map[string]*Context {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := map[string]*Context{}
+
+	out["v2_empty"] = func() *Context {
+		c := NewContext()
+		c.StartedAt = time.Time{}
+		FreezeForTest(c, goldenID, uuid.Nil, goldenT0, false)
+		return c
+	}()
+
+	out["v2_basic"] = func() *Context {
+		c := NewContext(
+			WithSystemPrompt("You are terse."),
+			WithAgentName("planner"),
+			WithMaxIterations(5),
+			WithDeps(map[string]any{
+				"user_id": 42,
+				"ratio":   0.25,
+				"tags":    []any{"a", "b"},
+				"profile": map[string]any{"name": "Ada", "API_Key": "sk-hidden", "prefs": map[string]any{"theme": "dark", "refresh_token": "hidden"}},
+				"OpenAI_ApiKey": "sk-hidden",
+				"note":          "<b>html & stays</b>",
+			}),
+			WithUsage(Usage{Requests: 2, ToolCalls: 1, InputTokens: 120, OutputTokens: 80, TotalTokens: 200,
+				CacheCreationInputTokens: 10, CacheReadInputTokens: 20, ReasoningTokens: 30}),
+		)
+		c.StartedAt = goldenT0
+		c.Iteration = 2
+		must(c.AddMessages(
+			Message{Role: RoleSystem, Content: "Be helpful.", CreatedAt: goldenAt(1)},
+			Message{Role: RoleUser, Content: "Weather in Paris?", CreatedAt: goldenAt(2)},
+		))
+		must(c.LogEvent(EventTurnStart, map[string]any{"turn": 1}))
+		must(c.LogEvent(EventRequestHeader, map[string]any{"x-request-id": "req-1", "Authorization": "Bearer hidden"}))
+		call := ToolCall{ID: "call_1", Name: "weather", Arguments: json.RawMessage(`{"city":"Paris","when":"<today>"}`),
+			Metadata: map[string]any{"thought_signature": "c2lnbmF0dXJl"}}
+		must(c.AddMessage(Message{Role: RoleAssistant, ReasoningContent: "Look it up.", ToolCalls: []ToolCall{call},
+			Parts:     []ContentPart{ThinkingPart("I should call the tool.", "EqQBCkYIARgCKkD+/sig==")},
+			Metadata:  map[string]any{"model": "m-1", "usage": map[string]any{"output_tokens": 12}},
+			CreatedAt: goldenAt(3)}))
+		c.AddToolCall(call)
+		must(c.AddMessage(Message{Role: RoleTool, ToolCallID: "call_1", Name: "weather", Content: `{"temp_c":18}`, CreatedAt: goldenAt(4)}))
+		must(c.AddMessage(Message{Role: RoleUser, CreatedAt: goldenAt(5), Parts: []ContentPart{
+			TextPart("And this picture?"),
+			{Type: PartImage, Content: "aGVsbG8=", Options: map[string]any{"media_type": "image/png"}},
+			ImageURLPart("https://example.com/a.png"),
+		}}, WithSource("memory")))
+		must(c.AddMessage(Message{Role: RoleAssistant, Content: "Sunny, 18 °C.", CreatedAt: goldenAt(6)}))
+		must(c.LogEvent(EventTurnEnd, map[string]any{"turn": 1, "elapsed_ms": 1500}))
+		c.SetSystemPromptOverlay("never written")
+		FreezeForTest(c, goldenID, uuid.Nil, goldenT0, false)
+		return c
+	}()
+
+	out["v2_replacements"] = func() *Context {
+		c := NewContext(WithSystemPrompt("compacting"))
+		c.StartedAt = goldenT0
+		for i := range 6 {
+			role := RoleUser
+			if i%2 == 1 {
+				role = RoleAssistant
+			}
+			must(c.AddMessage(Message{Role: role, Content: strings.Repeat("x", i+1), CreatedAt: goldenAt(i)}))
+		}
+		must(c.ReplaceMessageRange(1, 3, Message{Role: RoleAssistant, Content: "summary of 1..3"}))
+		must(c.ReplaceMessage(0, Message{Role: RoleUser, Content: "edited first"}))
+		must(c.ReplaceMessageRange(0, 1, Message{Role: RoleUser, Content: "summary of the summary"}))
+		must(c.AddMessage(Message{Role: RoleUser, Content: "after", CreatedAt: goldenAt(10)}))
+		FreezeForTest(c, goldenID, uuid.Nil, goldenT0, false)
+		return c
+	}()
+
+	out["v2_fork"] = func() *Context {
+		p := NewContext()
+		p.StartedAt = goldenT0
+		must(p.AddMessage(Message{Role: RoleUser, Content: "shared", CreatedAt: goldenAt(1)}))
+		must(p.AddMessage(Message{Role: RoleAssistant, Content: "shared too", CreatedAt: goldenAt(2)}))
+		FreezeForTest(p, goldenParent, uuid.Nil, goldenT0, false)
+		c := p.Clone()
+		must(p.AddMessage(Message{Role: RoleUser, Content: "parent only", CreatedAt: goldenAt(3)}))
+		must(c.AddMessage(Message{Role: RoleUser, Content: "fork only", CreatedAt: goldenAt(4)}))
+		must(c.ReplaceMessage(1, Message{Role: RoleAssistant, Content: "fork's edit"}))
+		FreezeForTest(c, goldenID, goldenParent, goldenT0, false)
+		return c
+	}()
+	return out
+}
+
+// TestGolden checks what Serialize writes against testdata/*.golden.json,
+// and that each golden file reads back and writes again byte for byte.
+// go test -run TestGolden -update rewrites them.
+func TestGolden(t *testing.T) {
+	for name, c := range goldenContexts(t) {
+		t.Run(name, func(t *testing.T) {
+			got, err := c.Serialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", name+".golden.json"), got)
+
+			r, err := Deserialize(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			CheckRestoredForTest(t, r)
+			again, err := r.Serialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, got) {
+				t.Errorf("re-encode differs:\n%s\nwant\n%s", again, got)
+			}
+		})
+	}
+}
+
+// TestGoldenV1 reads the version 1 fixtures under testdata/v1/ and checks
+// what they restore to, written as version 2 with the restore time frozen.
+func TestGoldenV1(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "v1", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no version 1 fixtures: %v", err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".golden.json") {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Deserialize(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			CheckRestoredForTest(t, c)
+			if c.log.id == goldenID || c.log.id == uuid.Nil {
+				t.Fatalf("a version 1 blob must get a new log ID, got %v", c.log.id)
+			}
+			FreezeForTest(c, goldenID, uuid.Nil, goldenT0, true)
+			got, err := c.Serialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "v1", name+".restored.golden.json"), got)
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, got, "", "  "); err != nil {
+		t.Fatalf("Serialize wrote invalid JSON: %v", err)
+	}
+	pretty.WriteByte('\n')
+	if *update {
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if !bytes.Equal(pretty.Bytes(), want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n%s", path, pretty.Bytes())
+	}
+}
