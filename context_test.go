@@ -69,18 +69,37 @@ func requireFolds(t testing.TB, c *nous.Context) {
 	folded, err := nous.Fold(c.Log().Events())
 	require.NoError(t, err)
 	view := c.Messages()
-	if o := c.SystemPromptOverlay(); o != "" {
-		if len(folded) > 0 && folded[0].Role == nous.RoleSystem {
-			require.Equal(t, folded[0].Content+"\n\n"+o, view[0].Content)
-			view[0].Content = folded[0].Content
-		} else {
-			require.NotEmpty(t, view)
-			require.Equal(t, nous.RoleSystem, view[0].Role)
-			require.Equal(t, o, view[0].Content)
-			view = view[1:]
-		}
+	require.Equal(t, overlaid(folded, c.SystemPromptOverlay(), view), view)
+}
+
+// overlaid applies the overlay rule to a folded view: the overlay is
+// appended to a leading system message (to its Content after "\n\n", or as
+// a text part when it has only parts), or put before the view as a system
+// message of its own. That message's CreatedAt is the clock's, so it is
+// taken from view, the view under test.
+func overlaid(folded []nous.Message, overlay string, view []nous.Message) []nous.Message {
+	if overlay == "" {
+		return folded
 	}
-	require.Equal(t, folded, view)
+	out := append([]nous.Message(nil), folded...)
+	if len(out) > 0 && out[0].Role == nous.RoleSystem {
+		lead := out[0]
+		switch {
+		case lead.Content != "":
+			lead.Content += "\n\n" + overlay
+		case len(lead.Parts) > 0:
+			lead.Parts = append(append([]nous.ContentPart(nil), lead.Parts...), nous.TextPart(overlay))
+		default:
+			lead.Content = overlay
+		}
+		out[0] = lead
+		return out
+	}
+	lead := nous.Message{Role: nous.RoleSystem, Content: overlay}
+	if len(view) > 0 {
+		lead.CreatedAt = view[0].CreatedAt
+	}
+	return append([]nous.Message{lead}, out...)
 }
 
 func TestNewContextDefaults(t *testing.T) {
