@@ -20,7 +20,8 @@ import (
 // cuSnapshot returns a deep copy of v in which every slice is taken up to its
 // capacity, not its length, so that comparing two snapshots also catches a
 // write into a slice's spare capacity. Maps and slices of any type are
-// copied; nil maps and slices stay nil.
+// copied, and so are the exported fields of structs; nil maps and slices
+// stay nil.
 func cuSnapshot(v any) any { return cuCopy(reflect.ValueOf(v), true) }
 
 // cuDeepCopy returns a deep copy of v: every map and slice, of any type, at
@@ -68,6 +69,17 @@ func cuCopyValue(v reflect.Value, full bool) reflect.Value {
 			e := cuCopyValue(v.Index(i), full)
 			if e.IsValid() {
 				out.Index(i).Set(e)
+			}
+		}
+		return out
+	case reflect.Struct:
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v)
+		for i := range v.NumField() {
+			if f := out.Field(i); f.CanSet() {
+				if e := cuCopyValue(v.Field(i), full); e.IsValid() {
+					f.Set(e)
+				}
 			}
 		}
 		return out

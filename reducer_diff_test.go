@@ -160,7 +160,7 @@ func cuCheck(initial map[string]any, ops []Operation, split int) error {
 	if u.Len() != len(ops) {
 		return fmt.Errorf("Len = %d, want %d", u.Len(), len(ops))
 	}
-	opsBefore := u.Operations()
+	opsBefore := cuDeepCopy(u.Operations())
 	if !reflect.DeepEqual(opsBefore, cuNormalOps(ops)) {
 		return fmt.Errorf("Operations() = %#v, want %#v", opsBefore, ops)
 	}
