@@ -581,8 +581,54 @@ func parseVersion(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
+// malformed returns the error of a value at place that is not of the shape
+// the format says.
 func malformed(place string, err error) error {
-	return fmt.Errorf("nous: deserialize: %s: %v: %w", place, err, ErrMalformed)
+	if place == "" {
+		return fmt.Errorf("nous: deserialize: %s: %w", describe(err), ErrMalformed)
+	}
+	return fmt.Errorf("nous: deserialize: %s: %s: %w", place, describe(err), ErrMalformed)
+}
+
+// describe says what err found wrong in JSON terms, rather than Go's.
+func describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msg := "got " + te.Value + ", want " + jsonKind(te.Type)
+	// "plain" is the field of the method-free copies of Event and Message
+	// that their UnmarshalJSON decode into.
+	field := strings.ReplaceAll(te.Field, "plain.", "")
+	if field == "plain" || field == "" {
+		return msg
+	}
+	return field + ": " + msg
+}
+
+// jsonKind names the JSON kind that decodes into a value of type t.
+func jsonKind(t reflect.Type) string {
+	if t == reflect.TypeFor[time.Time]() {
+		return "an RFC 3339 time"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
 }
 
 // restoreV2 builds the context of a version 2 blob decoded into w.
@@ -938,7 +984,7 @@ func decodeV1Message(item json.RawMessage, place string) (Message, error) {
 // which are valid JSON: Serialize writes them compact, so a context read from
 // indented JSON is the one it reads back after writing.
 func compactArguments(tc *ToolCall) {
-	if bytes.IndexAny(tc.Arguments, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(tc.Arguments, " \t\r\n") {
 		return
 	}
 	var b bytes.Buffer

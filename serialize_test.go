@@ -1,0 +1,907 @@
+package nous_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nous-go/nous"
+)
+
+var serT0 = time.Date(2026, 2, 3, 4, 5, 6, 789, time.UTC)
+
+func serAt(n int) time.Time { return serT0.Add(time.Duration(n) * time.Second) }
+
+// serRecorder is a slog handler that keeps the records it is given.
+type serRecorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *serRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *serRecorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+func (h *serRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *serRecorder) WithGroup(string) slog.Handler      { return h }
+
+// warnings returns each warning's message followed by its attributes.
+func (h *serRecorder) warnings() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.records {
+		if r.Level != slog.LevelWarn {
+			continue
+		}
+		s := r.Message
+		r.Attrs(func(a slog.Attr) bool {
+			s += fmt.Sprintf(" %s=%v", a.Key, a.Value)
+			return true
+		})
+		out = append(out, s)
+	}
+	return out
+}
+
+// serDefaultLogger sends slog.Default() to a recorder for the rest of the
+// test; Deserialize warns there.
+func serDefaultLogger(t *testing.T) *serRecorder {
+	h := &serRecorder{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(h))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return h
+}
+
+func serMust(t testing.TB, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}
+
+// serContexts are the contexts the round-trip tests write and read back.
+func serContexts(t *testing.T) map[string]func() *nous.Context {
+	full := func() *nous.Context {
+		c := nous.NewContext(
+			nous.WithSystemPrompt("You are terse."),
+			nous.WithAgentName("planner"),
+			nous.WithMaxIterations(7),
+			nous.WithIteration(3),
+			nous.WithStream(true),
+			nous.WithDeps(map[string]any{
+				"user_id": 42, "ratio": 0.5, "big": 1 << 40, "nested": map[string]any{"list": []any{1, "two", 3.5, nil, true}},
+				"empty_map": map[string]any{}, "empty_list": []any{},
+			}),
+			nous.WithUsage(nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 3, OutputTokens: 4, TotalTokens: 7,
+				CacheCreationInputTokens: 5, CacheReadInputTokens: 6, ReasoningTokens: 2}),
+		)
+		c.StartedAt = serT0
+		call := nous.ToolCall{ID: "c1", Name: "get", Arguments: json.RawMessage(`{"q":"a<b & c>d","n":[1,2]}`),
+			Metadata: map[string]any{"thought_signature": "AAEC/w==", "n": 1}}
+		serMust(t, c.AddMessages(
+			nous.Message{Role: nous.RoleSystem, Content: "sys", CreatedAt: serAt(1)},
+			nous.Message{Role: nous.RoleUser, Content: "hi <there>", Name: "ada", CreatedAt: serAt(2),
+				Metadata: map[string]any{"k": "v", "deep": map[string]any{"n": 2, "f": 1.25}}},
+		))
+		serMust(t, c.LogEvent(nous.EventTurnStart, map[string]any{"turn": 1, "tags": []any{"x"}}))
+		serMust(t, c.AddMessage(nous.Message{Role: nous.RoleAssistant, ReasoningContent: "why", CreatedAt: serAt(3),
+			Parts: []nous.ContentPart{
+				nous.ThinkingPart("thinking…", "EqQBCkYIARgCKkD+/=="),
+				{Type: nous.PartThinking, Content: "", Options: map[string]any{"redacted": true, "data": "b3BhcXVl", "encrypted_content": "gAAAA==", "id": "rs_1"}},
+				nous.TextPart("calling"),
+			},
+			ToolCalls: []nous.ToolCall{call, {ID: "c2", Name: "noargs"}}}))
+		c.AddToolCall(call)
+		serMust(t, c.AddMessage(nous.Message{Role: nous.RoleTool, ToolCallID: "c1", Name: "get", Content: "ok", CreatedAt: serAt(4)}))
+		serMust(t, c.AddMessage(nous.Message{Role: nous.RoleUser, CreatedAt: serAt(5), Parts: []nous.ContentPart{
+			{Type: nous.PartImage, Content: "aGVsbG8=", Options: map[string]any{"media_type": "image/png"}},
+			{Type: nous.PartFile, Content: "/tmp/x.pdf"}, {Type: nous.PartFileURL, Content: "https://x/y.pdf"},
+			nous.ImageURLPart("https://x/y.png"),
+		}}, nous.WithSource("knowledge_base")))
+		serMust(t, c.LogEvent(nous.EventStepEnd, nil))
+		serMust(t, c.LogEvent(nous.EventRequestHeader, map[string]any{}))
+		c.PatchDanglingToolCalls()
+		return c
+	}
+	return map[string]func() *nous.Context{
+		"new":  func() *nous.Context { return nous.NewContext() },
+		"zero": func() *nous.Context { return &nous.Context{} },
+		"full": full,
+		"replacements": func() *nous.Context {
+			c := full()
+			serMust(t, c.ReplaceMessageRange(1, 3, nous.Message{Role: nous.RoleAssistant, Content: "summary"}))
+			serMust(t, c.ReplaceMessage(1, nous.Message{Role: nous.RoleAssistant, Content: "summary 2"}))
+			serMust(t, c.ReplaceMessageRange(0, 2, nous.Message{Role: nous.RoleSystem, Content: "all of it"}))
+			serMust(t, c.AddMessage(nous.Message{Role: nous.RoleUser, Content: "next", CreatedAt: serAt(9)}))
+			return c
+		},
+		"fork": func() *nous.Context {
+			p := full()
+			c := p.Clone()
+			serMust(t, p.AddMessage(nous.Message{Role: nous.RoleUser, Content: "parent", CreatedAt: serAt(10)}))
+			serMust(t, c.AddMessage(nous.Message{Role: nous.RoleUser, Content: "fork", CreatedAt: serAt(11)}))
+			return c
+		},
+		"fork of an empty log": func() *nous.Context { return nous.NewContext().Clone() },
+		"overlay": func() *nous.Context {
+			c := full()
+			c.SetSystemPromptOverlay("overlay text")
+			return c
+		},
+		"many replacements": func() *nous.Context {
+			c := nous.NewContext()
+			for i := range 2000 {
+				serMust(t, c.AddMessage(nous.Message{Role: nous.RoleUser, Content: fmt.Sprint("m", i), CreatedAt: serAt(i)}))
+				if i%2 == 1 {
+					serMust(t, c.ReplaceMessageRange(c.Len()-2, c.Len()-1, nous.Message{Role: nous.RoleUser, Content: fmt.Sprint("r", i)}))
+				}
+			}
+			return c
+		},
+	}
+}
+
+// serViewWithoutOverlay returns c's view as Serialize writes it.
+func serViewWithoutOverlay(c *nous.Context) []nous.Message {
+	d := c.Clone()
+	d.SetSystemPromptOverlay("")
+	return d.Messages()
+}
+
+func TestSerializeRoundTrip(t *testing.T) {
+	for name, build := range serContexts(t) {
+		t.Run(name, func(t *testing.T) {
+			c := build()
+			before := c.Messages()
+			data, err := c.Serialize()
+			require.NoError(t, err)
+			require.True(t, json.Valid(data))
+			assert.Equal(t, before, c.Messages(), "Serialize changed the context")
+
+			var head map[string]any
+			require.NoError(t, json.Unmarshal(data, &head))
+			assert.EqualValues(t, 2, head["version"])
+			for _, k := range []string{"messages", "tool_calls", "system_prompt", "deps", "usage", "needs_response", "iteration", "max_iterations", "started_at", "agent_name", "log"} {
+				assert.Contains(t, head, k)
+			}
+
+			r, err := nous.Deserialize(data)
+			require.NoError(t, err)
+			nous.CheckRestoredForTest(t, r)
+
+			assert.Equal(t, serViewWithoutOverlay(c), r.Messages())
+			assert.Equal(t, c.Log().Events(), r.Log().Events())
+			assert.Equal(t, c.Log().ID(), r.Log().ID())
+			pid, pseq, pok := c.Log().Parent()
+			rid, rseq, rok := r.Log().Parent()
+			assert.Equal(t, []any{pid, pseq, pok}, []any{rid, rseq, rok})
+			wantDeps := c.Deps
+			if wantDeps == nil {
+				wantDeps = map[string]any{}
+			}
+			assert.Equal(t, wantDeps, r.Deps)
+			assert.Equal(t, c.Usage, r.Usage)
+			assert.Equal(t, c.ToolCalls, r.ToolCalls)
+			assert.Equal(t, c.SystemPrompt, r.SystemPrompt)
+			assert.Equal(t, c.NeedsResponse, r.NeedsResponse)
+			assert.Equal(t, c.Iteration, r.Iteration)
+			assert.Equal(t, c.MaxIterations, r.MaxIterations)
+			assert.Equal(t, c.AgentName, r.AgentName)
+			assert.Equal(t, c.Stream, r.Stream)
+			assert.True(t, c.StartedAt.Equal(r.StartedAt), "StartedAt %v, want %v", r.StartedAt, c.StartedAt)
+			assert.Equal(t, "", r.SystemPromptOverlay())
+			assert.Nil(t, r.CancellationCheck)
+			assert.Nil(t, r.Logger)
+
+			again, err := r.Serialize()
+			require.NoError(t, err)
+			assert.Equal(t, string(data), string(again), "re-encode is not stable")
+
+			// The restored log goes on where it left off.
+			n := r.Log().Len()
+			serMust(t, r.AddMessage(nous.UserMessage("more")))
+			serMust(t, r.LogEvent(nous.EventStepStart, nil))
+			events := r.Log().Events()
+			require.Len(t, events, n+2)
+			assert.Equal(t, int64(n+1), events[n].Seq)
+			assert.Equal(t, int64(n+2), events[n+1].Seq)
+			last, _ := r.LastMessage()
+			assert.Equal(t, "more", last.Content)
+			serMust(t, r.ReplaceMessage(r.Len()-1, nous.UserMessage("edited")))
+			assert.Equal(t, c.Log().Len(), n, "the original log changed")
+		})
+	}
+}
+
+// TestSerializeStartedAt: written in UTC with nanoseconds, null when zero.
+func TestSerializeStartedAt(t *testing.T) {
+	tests := []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Time{}, `"started_at":null`},
+		{time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), `"started_at":"2026-01-02T03:04:05.000000006Z"`},
+		{time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600)), `"started_at":"2026-01-02T02:04:05Z"`},
+	}
+	for _, tt := range tests {
+		c := nous.NewContext()
+		c.StartedAt = tt.at
+		data, err := c.Serialize()
+		require.NoError(t, err)
+		assert.Contains(t, string(data), tt.want)
+		r, err := nous.Deserialize(data)
+		require.NoError(t, err)
+		assert.True(t, tt.at.Equal(r.StartedAt))
+	}
+}
+
+// TestSerializeRedaction: no key on the redaction list is written, at any
+// depth, in any case, in deps or event data; the live context keeps them.
+func TestSerializeRedaction(t *testing.T) {
+	type creds struct {
+		User     string `json:"user"`
+		Password string `json:"password"`
+	}
+	keys := []string{"api_key", "APIKEY", "OpenAI_Api_Key", "token", "refresh_TOKEN", "Secret", "client_secret",
+		"password", "db_passwd", "Authorization", "credentials", "private_key", "AWS_ACCESS_KEY_ID", "auth_token", "Bearer"}
+	for _, k := range keys {
+		t.Run(k, func(t *testing.T) {
+			secret := "s3cr3t-" + strings.ToLower(k)
+			deps := map[string]any{
+				k:      secret,
+				"keep": "visible",
+				"nested": map[string]any{k: secret, "keep": 1, "deeper": map[string]any{
+					"list": []any{map[string]any{k: secret, "keep": true}, secret + "-in-list-is-a-value"},
+					k:      map[string]any{"whole": "subtree " + secret},
+				}},
+				"typed":  map[string]string{k: secret, "keep": "yes"},
+				"struct": creds{User: "ada", Password: secret},
+			}
+			c := nous.NewContext(nous.WithDeps(deps))
+			serMust(t, c.LogEvent(nous.EventRequestHeader, map[string]any{k: secret, "x-request-id": "r1", "headers": map[string]any{k: secret}}))
+			liveDeps, liveEvents := c.ToRunContext().Deps, c.Log().Events()
+
+			data, err := c.Serialize()
+			require.NoError(t, err)
+			s := string(data)
+			assert.NotContains(t, strings.ReplaceAll(s, secret+"-in-list-is-a-value", ""), secret)
+			assert.NotContains(t, s, `"`+k+`"`)
+			assert.NotContains(t, s, `"password"`)
+			assert.Contains(t, s, `"keep":"visible"`)
+			assert.Contains(t, s, `"x-request-id":"r1"`)
+			assert.Contains(t, s, secret+"-in-list-is-a-value", "values are not keys")
+
+			assert.Equal(t, liveDeps, c.ToRunContext().Deps, "the live deps changed")
+			assert.Equal(t, liveEvents, c.Log().Events(), "the live log changed")
+			assert.Equal(t, secret, c.Deps[k])
+			assert.Equal(t, secret, c.Deps["nested"].(map[string]any)[k])
+
+			r, err := nous.Deserialize(data)
+			require.NoError(t, err)
+			assert.NotContains(t, r.Deps, k)
+			assert.Equal(t, map[string]any{"keep": "yes"}, r.Deps["typed"])
+			assert.Equal(t, map[string]any{"user": "ada"}, r.Deps["struct"])
+			assert.Equal(t, "visible", r.Deps["keep"])
+		})
+	}
+	// Messages are the conversation and provider data: never redacted.
+	c := nous.NewContext()
+	serMust(t, c.AddMessage(nous.Message{Role: nous.RoleAssistant, Content: "x", CreatedAt: serT0,
+		Metadata: map[string]any{"usage": map[string]any{"output_tokens": 3}}}))
+	data, err := c.Serialize()
+	require.NoError(t, err)
+	r, err := nous.Deserialize(data)
+	require.NoError(t, err)
+	assert.Equal(t, c.Messages(), r.Messages())
+}
+
+// TestSerializeUnencodable: values JSON cannot hold are dropped with one
+// warning naming them; the rest is written and the context keeps them all.
+func TestSerializeUnencodable(t *testing.T) {
+	cyclic := map[string]any{"name": "loop"}
+	cyclic["self"] = cyclic
+	list := []any{1, nil}
+	list[1] = list
+	type withFunc struct{ F func() }
+	h := &serRecorder{}
+	c := nous.NewContext(nous.WithLogger(slog.New(h)))
+	c.Deps = map[string]any{
+		"fn":      func() {},
+		"ch":      make(chan int),
+		"cplx":    complex(1, 2),
+		"nan":     math.NaN(),
+		"inf":     math.Inf(-1),
+		"f32nan":  float32(math.NaN()),
+		"cyclic":  cyclic,
+		"list":    list,
+		"struct":  withFunc{F: func() {}},
+		"badnum":  json.Number("1x"),
+		"badraw":  json.RawMessage(`{`),
+		"bignum":  json.Number("123456789012345678901234567890"),
+		"keep":    "ok",
+		"nested":  map[string]any{"ok": 1, "fn": func() {}, "list": []any{1, func() {}, 3}},
+		"secret2": func() {}, // redacted before it is checked: no warning
+	}
+	serMust(t, c.LogEvent(nous.EventToolCall, map[string]any{"name": "x", "cb": func() {}}))
+	serMust(t, c.AddMessage(nous.Message{Role: nous.RoleUser, Content: "hi", CreatedAt: serT0,
+		Metadata: map[string]any{"ok": "yes", "ch": make(chan int)},
+		Parts:    []nous.ContentPart{{Type: nous.PartText, Content: "p", Options: map[string]any{"nan": math.NaN(), "k": 1}}}}))
+	serMust(t, c.AddMessage(nous.Message{Role: nous.RoleAssistant, CreatedAt: serT0,
+		ToolCalls: []nous.ToolCall{{ID: "c1", Metadata: map[string]any{"f": func() {}, "sig": "abc"}}}}))
+	c.AddToolCall(nous.ToolCall{ID: "t1", Arguments: json.RawMessage(`not json`), Metadata: map[string]any{"f": func() {}}})
+	c.StartedAt = time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)
+	depsBefore := len(c.Deps)
+
+	data, err := c.Serialize()
+	require.NoError(t, err)
+	warnings := h.warnings()
+	require.Len(t, warnings, 1, "one warning for all of them")
+	for _, k := range []string{"deps.fn", "deps.ch", "deps.cplx", "deps.nan", "deps.inf", "deps.f32nan", "deps.cyclic.self",
+		"deps.list[1]", "deps.struct", "deps.badnum", "deps.badraw", "deps.nested.fn", "deps.nested.list[1]",
+		"log.events[0].data.cb", "log.events[1].message.metadata.ch", "log.events[1].message.parts[0].options.nan",
+		"log.events[2].message.tool_calls[0].metadata.f", "tool_calls[0].arguments", "tool_calls[0].metadata.f", "started_at"} {
+		assert.Contains(t, warnings[0], k)
+	}
+	assert.NotContains(t, warnings[0], "secret2")
+	assert.NotContains(t, warnings[0], "keep")
+
+	assert.Len(t, c.Deps, depsBefore, "the context keeps its values")
+	assert.NotNil(t, c.Deps["fn"])
+	m := c.Messages()
+	assert.Contains(t, m[0].Metadata, "ch")
+
+	r, err := nous.Deserialize(data)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{
+		"keep":   "ok",
+		"cyclic": map[string]any{"name": "loop"},
+		"list":   []any{1},
+		"bignum": json.Number("123456789012345678901234567890"),
+		"nested": map[string]any{"ok": 1, "list": []any{1, 3}},
+	}, r.Deps)
+	rm := r.Messages()
+	assert.Equal(t, map[string]any{"ok": "yes"}, rm[0].Metadata)
+	assert.Equal(t, map[string]any{"k": 1}, rm[0].Parts[0].Options)
+	assert.Equal(t, map[string]any{"sig": "abc"}, rm[1].ToolCalls[0].Metadata)
+	assert.Equal(t, []nous.ToolCall{{ID: "t1", Metadata: map[string]any{}}}, r.ToolCalls)
+	assert.True(t, r.StartedAt.IsZero())
+
+	// Nothing to drop: no warning.
+	h2 := &serRecorder{}
+	c2 := nous.NewContext(nous.WithLogger(slog.New(h2)), nous.WithDeps(map[string]any{"api_key": "x", "n": 1}))
+	_, err = c2.Serialize()
+	require.NoError(t, err)
+	assert.Empty(t, h2.warnings())
+}
+
+// TestDeserializeV1 reads blobs of the reference's version 1 format.
+func TestDeserializeV1(t *testing.T) {
+	rec := serDefaultLogger(t)
+	tests := []struct {
+		name  string
+		blob  string
+		check func(t *testing.T, c *nous.Context)
+		warn  string
+	}{
+		{
+			name: "defaults for missing fields",
+			blob: `{"version":1}`,
+			check: func(t *testing.T, c *nous.Context) {
+				assert.Empty(t, c.Messages())
+				assert.Equal(t, map[string]any{}, c.Deps)
+				assert.Equal(t, 0, c.Iteration)
+				assert.Equal(t, 10, c.MaxIterations)
+				assert.False(t, c.NeedsResponse)
+				assert.True(t, c.StartedAt.IsZero())
+				assert.Equal(t, nous.Usage{}, c.Usage)
+				assert.Equal(t, 0, c.Log().Len())
+			},
+		},
+		{
+			name: "nulls read as missing",
+			blob: `{"version":1,"messages":null,"deps":null,"max_iterations":null,"started_at":null,"tool_calls":null,"usage":null}`,
+			check: func(t *testing.T, c *nous.Context) {
+				assert.Equal(t, map[string]any{}, c.Deps)
+				assert.Equal(t, 10, c.MaxIterations)
+			},
+		},
+		{
+			name: "every field",
+			blob: `{"version":1,"system_prompt":"sp","agent_name":"a","iteration":4,"max_iterations":6,"needs_response":true,
+				"deps":{"n":1,"f":1.5,"l":[1,{"m":2}]},"usage":{"requests":1,"tool_calls":2,"input_tokens":3,"output_tokens":4,"total_tokens":7},
+				"started_at":"2025-11-20T09:30:00.123456Z","tool_calls":[{"id":"c","name":"n","arguments":{"a":1}}]}`,
+			check: func(t *testing.T, c *nous.Context) {
+				assert.Equal(t, "sp", c.SystemPrompt)
+				assert.Equal(t, "a", c.AgentName)
+				assert.Equal(t, 4, c.Iteration)
+				assert.Equal(t, 6, c.MaxIterations)
+				assert.True(t, c.NeedsResponse)
+				assert.Equal(t, map[string]any{"n": 1, "f": 1.5, "l": []any{1, map[string]any{"m": 2}}}, c.Deps)
+				assert.Equal(t, nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 3, OutputTokens: 4, TotalTokens: 7}, c.Usage)
+				assert.True(t, time.Date(2025, 11, 20, 9, 30, 0, 123456000, time.UTC).Equal(c.StartedAt))
+				assert.Equal(t, []nous.ToolCall{{ID: "c", Name: "n", Arguments: json.RawMessage(`{"a":1}`)}}, c.ToolCalls)
+			},
+		},
+		{
+			name: "messages, one event each",
+			blob: `{"version":1,"messages":[
+				{"role":"system","content":"s"},
+				{"role":"user","content":"u","name":"ada","metadata":{"n":1}},
+				{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"f","arguments":{"x":[1,2]}}]},
+				{"role":"tool","content":"r","tool_call_id":"c1","name":"f"},
+				{"role":"assistant","content":"done","tool_calls":[]}]}`,
+			check: func(t *testing.T, c *nous.Context) {
+				events := c.Log().Events()
+				require.Len(t, events, 5)
+				types := []nous.EventType{nous.EventSystemMessage, nous.EventUserMessage, nous.EventAssistantMessage, nous.EventToolResult, nous.EventAssistantMessage}
+				for i, e := range events {
+					assert.Equal(t, int64(i+1), e.Seq)
+					assert.Equal(t, types[i], e.Type)
+				}
+				m := c.Messages()
+				require.Len(t, m, 5)
+				assert.Equal(t, "ada", m[1].Name)
+				assert.Equal(t, map[string]any{"n": 1}, m[1].Metadata)
+				assert.Equal(t, "", m[2].Content)
+				assert.Equal(t, json.RawMessage(`{"x":[1,2]}`), m[2].ToolCalls[0].Arguments)
+				assert.Equal(t, "c1", m[3].ToolCallID)
+				assert.Equal(t, "done", m[4].Content)
+			},
+		},
+		{
+			name: "arguments as a string holding JSON",
+			blob: `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c1","arguments":"{\"a\": 1, \"b\": [2]}"},{"id":"c2","arguments":""},{"id":"c3","arguments":null}]}],
+				"tool_calls":[{"id":"c1","arguments":"{\"a\":1}"}]}`,
+			check: func(t *testing.T, c *nous.Context) {
+				m := c.Messages()
+				assert.Equal(t, json.RawMessage(`{"a":1,"b":[2]}`), m[0].ToolCalls[0].Arguments)
+				assert.Nil(t, m[0].ToolCalls[1].Arguments)
+				assert.Nil(t, m[0].ToolCalls[2].Arguments)
+				assert.Equal(t, json.RawMessage(`{"a":1}`), c.ToolCalls[0].Arguments)
+			},
+		},
+		{
+			name: "unknown role read as user",
+			blob: `{"version":1,"messages":[{"role":"developer","content":"x"},{"content":"no role"}]}`,
+			warn: "unknown role read as user",
+			check: func(t *testing.T, c *nous.Context) {
+				m := c.Messages()
+				assert.Equal(t, nous.RoleUser, m[0].Role)
+				assert.Equal(t, nous.RoleUser, m[1].Role)
+				assert.Equal(t, nous.EventUserMessage, c.Log().Events()[0].Type)
+			},
+		},
+		{
+			name: "content as a list of parts",
+			blob: `{"version":1,"messages":[{"role":"user","content":[{"type":"text","content":"a"},{"type":"image","content":"AA==","options":{"media_type":"image/png"}}]}]}`,
+			check: func(t *testing.T, c *nous.Context) {
+				m := c.Messages()
+				assert.Equal(t, []nous.ContentPart{{Type: nous.PartText, Content: "a"}, {Type: nous.PartImage, Content: "AA==", Options: map[string]any{"media_type": "image/png"}}}, m[0].Parts)
+			},
+		},
+		{
+			name:  "unparsable started_at reads as zero",
+			blob:  `{"version":1,"started_at":"last tuesday"}`,
+			check: func(t *testing.T, c *nous.Context) { assert.True(t, c.StartedAt.IsZero()) },
+		},
+		{
+			name:  "started_at of another type reads as zero",
+			blob:  `{"version":1,"started_at":12345}`,
+			check: func(t *testing.T, c *nous.Context) { assert.True(t, c.StartedAt.IsZero()) },
+		},
+		{
+			name:  "unknown keys are ignored, log too",
+			blob:  `{"version":1,"future":{"x":1},"log":"junk","messages":[{"role":"user","content":"x","created_at":"junk","extra":[1]}]}`,
+			check: func(t *testing.T, c *nous.Context) { assert.Len(t, c.Messages(), 1) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := time.Now().UTC()
+			c, err := nous.Deserialize([]byte(tt.blob))
+			after := time.Now().UTC()
+			require.NoError(t, err)
+			nous.CheckRestoredForTest(t, c)
+			tt.check(t, c)
+			assert.NotEqual(t, uuid.Nil, c.Log().ID())
+			_, _, fork := c.Log().Parent()
+			assert.False(t, fork)
+			for _, e := range c.Log().Events() {
+				// v1 never persisted created_at: event and message carry the restore time.
+				assert.False(t, e.CreatedAt.Before(before) || e.CreatedAt.After(after))
+				assert.Equal(t, e.CreatedAt, e.Message.CreatedAt)
+			}
+			if tt.warn != "" {
+				assert.Contains(t, strings.Join(rec.warnings(), "\n"), tt.warn)
+			}
+			// A second read gets a new log ID; the re-encode reads back the same.
+			d, err := nous.Deserialize([]byte(tt.blob))
+			require.NoError(t, err)
+			assert.NotEqual(t, c.Log().ID(), d.Log().ID())
+			data, err := c.Serialize()
+			require.NoError(t, err)
+			r, err := nous.Deserialize(data)
+			require.NoError(t, err)
+			assert.Equal(t, c.Messages(), r.Messages())
+			assert.Equal(t, c.Log().ID(), r.Log().ID())
+		})
+	}
+}
+
+// Pieces of version 2 blobs for the catalog of bad input.
+const (
+	serID   = `"01890a5d-ac96-774b-bcce-b302099a8057"`
+	serTime = `"2026-01-01T00:00:00Z"`
+)
+
+func serUserEvent(seq int, text string) string {
+	return fmt.Sprintf(`{"seq":%d,"type":"user_message","message":{"role":"user","content":%q},"created_at":%s}`, seq, text, serTime)
+}
+
+func serReplaceEvent(seq, first, last int) string {
+	return fmt.Sprintf(`{"seq":%d,"type":"replace","message":{"role":"user","content":"r"},"created_at":%s,"first":%d,"last":%d}`, seq, serTime, first, last)
+}
+
+func serEvent(seq int, rest string) string {
+	return fmt.Sprintf(`{"seq":%d,"created_at":%s,%s}`, seq, serTime, rest)
+}
+
+// serBlob returns a version 2 blob with the given events and extra top-level
+// fields ("" for none).
+func serBlob(extra string, events ...string) string {
+	if extra != "" {
+		extra = "," + extra
+	}
+	return fmt.Sprintf(`{"version":2%s,"log":{"id":%s,"events":[%s]}}`, extra, serID, strings.Join(events, ","))
+}
+
+func serLogBlob(log string) string { return fmt.Sprintf(`{"version":2,"log":%s}`, log) }
+
+type serBadCase struct {
+	name  string
+	blob  string
+	want  error
+	place string // a piece of the error's text: where the problem is
+}
+
+// serBadCatalog is the catalog of malformed and hostile blobs, each with the
+// error it must produce.
+func serBadCatalog() []serBadCase {
+	valid := serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"))
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	return []serBadCase{
+		{"empty", ``, nous.ErrMalformed, "not valid JSON"},
+		{"white space", " \n\t", nous.ErrMalformed, "not valid JSON"},
+		{"null", `null`, nous.ErrMalformed, "not a JSON object"},
+		{"array", `[{"version":2}]`, nous.ErrMalformed, "not a JSON object"},
+		{"string", `"version 2"`, nous.ErrMalformed, "not a JSON object"},
+		{"number", `2`, nous.ErrMalformed, "not a JSON object"},
+		{"truncated", valid[:len(valid)/2], nous.ErrMalformed, "not valid JSON"},
+		{"truncated by one", valid[:len(valid)-1], nous.ErrMalformed, "not valid JSON"},
+		{"trailing data", valid + ` {}`, nous.ErrMalformed, "not valid JSON"},
+		{"trailing garbage", valid + `x`, nous.ErrMalformed, "not valid JSON"},
+		{"not JSON", `{version: 2}`, nous.ErrMalformed, "not valid JSON"},
+		{"nested too deeply", `{"version":2,"deps":` + deep + `}`, nous.ErrMalformed, ""},
+
+		{"no version", `{}`, nous.ErrMissingVersion, "no version"},
+		{"no version, v2 body", strings.Replace(valid, `"version":2,`, "", 1), nous.ErrMissingVersion, ""},
+		{"version null", `{"version":null}`, nous.ErrMissingVersion, ""},
+		{"version string", strings.Replace(valid, `"version":2`, `"version":"2"`, 1), nous.ErrMissingVersion, `"2"`},
+		{"version float", strings.Replace(valid, `"version":2`, `"version":2.0`, 1), nous.ErrMissingVersion, "2.0"},
+		{"version exponent", `{"version":2e0}`, nous.ErrMissingVersion, "2e0"},
+		{"version bool", `{"version":true}`, nous.ErrMissingVersion, ""},
+		{"version object", `{"version":{"major":2}}`, nous.ErrMissingVersion, ""},
+		{"version wins over junk", `{"version":"2","log":5,"deps":[]}`, nous.ErrMissingVersion, ""},
+		{"version 3", strings.Replace(valid, `"version":2`, `"version":3`, 1), nous.ErrUnsupportedVersion, "version 3"},
+		{"version 0", `{"version":0}`, nous.ErrUnsupportedVersion, "version 0"},
+		{"version -1", `{"version":-1}`, nous.ErrUnsupportedVersion, "version -1"},
+		{"huge version", `{"version":123456789012345678901234567890}`, nous.ErrUnsupportedVersion, "12345678901234567890"},
+		{"unknown version with junk", `{"version":7,"log":[],"messages":5}`, nous.ErrUnsupportedVersion, "version 7"},
+
+		{"v2 without log", `{"version":2,"messages":[]}`, nous.ErrMalformed, "log: missing"},
+		{"log null", serLogBlob(`null`), nous.ErrMalformed, "log: missing"},
+		{"log not an object", serLogBlob(`[]`), nous.ErrMalformed, "log"},
+		{"log id missing", serLogBlob(`{"events":[]}`), nous.ErrMalformed, "log.id"},
+		{"log id not a UUID", serLogBlob(`{"id":"abc","events":[]}`), nous.ErrMalformed, "log.id"},
+		{"log id not canonical", serLogBlob(`{"id":"urn:uuid:01890a5d-ac96-774b-bcce-b302099a8057","events":[]}`), nous.ErrMalformed, "log.id"},
+		{"log id nil", serLogBlob(`{"id":"00000000-0000-0000-0000-000000000000","events":[]}`), nous.ErrMalformed, "log.id"},
+		{"log id a number", serLogBlob(`{"id":7,"events":[]}`), nous.ErrMalformed, "log.id"},
+		{"events missing", serLogBlob(`{"id":` + serID + `}`), nous.ErrMalformed, "log.events"},
+		{"events null", serLogBlob(`{"id":` + serID + `,"events":null}`), nous.ErrMalformed, "log.events"},
+		{"events an object", serLogBlob(`{"id":` + serID + `,"events":{"1":{}}}`), nous.ErrMalformed, "log.events"},
+		{"events a string", serLogBlob(`{"id":` + serID + `,"events":"[]"}`), nous.ErrMalformed, "log.events"},
+		{"event not an object", serBlob("", `5`), nous.ErrMalformed, "log.events[0]"},
+		{"parent without fork seq", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"events":[]}`), nous.ErrMalformed, "log.fork_seq"},
+		{"fork seq without parent", serLogBlob(`{"id":` + serID + `,"fork_seq":0,"events":[]}`), nous.ErrMalformed, "log.fork_seq"},
+		{"fork seq past the log", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":3,"events":[]}`), nous.ErrInvalidLog, "fork seq 3"},
+		{"fork seq negative", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":-1,"events":[]}`), nous.ErrInvalidLog, "fork seq -1"},
+		{"parent id not a UUID", serLogBlob(`{"id":` + serID + `,"parent_id":"x","fork_seq":0,"events":[]}`), nous.ErrMalformed, "log.parent_id"},
+		{"fork seq a string", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":"0","events":[]}`), nous.ErrMalformed, "log.fork_seq"},
+
+		{"seq starts at 0", serBlob("", serUserEvent(0, "a")), nous.ErrInvalidLog, "log.events[0]: seq 0, want 1"},
+		{"duplicate seq", serBlob("", serUserEvent(1, "a"), serUserEvent(1, "b")), nous.ErrInvalidLog, "log.events[1]: seq 1, want 2"},
+		{"seqs out of order", serBlob("", serUserEvent(2, "a"), serUserEvent(1, "b")), nous.ErrInvalidLog, "log.events[0]"},
+		{"seq gap", serBlob("", serUserEvent(1, "a"), serUserEvent(3, "b")), nous.ErrInvalidLog, "log.events[1]"},
+		{"seq missing", serBlob("", `{"type":"turn_start","created_at":`+serTime+`}`), nous.ErrInvalidLog, "log.events[0]"},
+		{"seq a string", serBlob("", serUserEvent(1, "a"), `{"seq":"2","type":"turn_start","created_at":`+serTime+`}`), nous.ErrMalformed, "log.events[1]"},
+		{"seq fractional", serBlob("", `{"seq":1.5,"type":"turn_start","created_at":`+serTime+`}`), nous.ErrMalformed, "log.events[0]"},
+		{"seq huge", serBlob("", `{"seq":99999999999999999999,"type":"turn_start","created_at":`+serTime+`}`), nous.ErrMalformed, "log.events[0]"},
+		{"unknown event type", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"telepathy"`)), nous.ErrUnknownEventType, "log.events[1]"},
+		{"empty event type", serBlob("", serEvent(1, `"type":""`)), nous.ErrUnknownEventType, "log.events[0]"},
+		{"event type a number", serBlob("", serEvent(1, `"type":4`)), nous.ErrMalformed, "log.events[0]"},
+		{"surface event without message", serBlob("", serEvent(1, `"type":"user_message"`)), nous.ErrInvalidLog, "log.events[0]"},
+		{"bookkeeping event with a message", serBlob("", serEvent(1, `"type":"turn_start","message":{"role":"user","content":"x"}`)), nous.ErrInvalidLog, "log.events[0]"},
+		{"bookkeeping event with anchors", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"step_end","first":1,"last":1`)), nous.ErrInvalidLog, "log.events[1]"},
+		{"message event with anchors", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"user_message","message":{"role":"user","content":"x"},"first":1,"last":1`)), nous.ErrInvalidLog, "log.events[1]"},
+		{"event type and role disagree", serBlob("", serEvent(1, `"type":"user_message","message":{"role":"assistant","content":"x"}`)), nous.ErrInvalidLog, "log.events[0]"},
+		{"invalid message: tool without call id", serBlob("", serEvent(1, `"type":"tool_result","message":{"role":"tool","content":"x"}`)), nous.ErrInvalidMessage, "log.events[0]"},
+		{"invalid message: unknown role", serBlob("", serEvent(1, `"type":"replace","message":{"role":"wizard","content":"x"},"first":1,"last":1`)), nous.ErrInvalidMessage, "log.events[0]"},
+		{"invalid message: empty user", serBlob("", serUserEvent(1, "")), nous.ErrInvalidMessage, "log.events[0]"},
+		{"invalid message: arguments not an object", serBlob("", serEvent(1, `"type":"assistant_message","message":{"role":"assistant","tool_calls":[{"id":"c","arguments":[1]}]}`)), nous.ErrInvalidMessage, "log.events[0]"},
+		{"invalid message: unknown part", serBlob("", serEvent(1, `"type":"user_message","message":{"role":"user","parts":[{"type":"hologram","content":"x"}]}`)), nous.ErrInvalidMessage, "log.events[0]"},
+		{"message role a number", serBlob("", serEvent(1, `"type":"user_message","message":{"role":1,"content":"x"}`)), nous.ErrMalformed, "log.events[0]"},
+		{"message not an object", serBlob("", serEvent(1, `"type":"user_message","message":"hi"`)), nous.ErrMalformed, "log.events[0]"},
+		{"message created_at junk", serBlob("", serEvent(1, `"type":"user_message","message":{"role":"user","content":"x","created_at":"noon"}`)), nous.ErrMalformed, "log.events[0]"},
+		{"metadata not an object", serBlob("", serEvent(1, `"type":"user_message","message":{"role":"user","content":"x","metadata":[1]}`)), nous.ErrMalformed, "log.events[0]"},
+		{"event created_at junk", serBlob("", `{"seq":1,"type":"turn_start","created_at":"yesterday"}`), nous.ErrMalformed, "log.events[0]"},
+		{"event created_at a number", serBlob("", `{"seq":1,"type":"turn_start","created_at":0}`), nous.ErrMalformed, "log.events[0]"},
+		{"data not an object", serBlob("", serEvent(1, `"type":"turn_start","data":[1]`)), nous.ErrMalformed, "log.events[0]"},
+		{"data nested too deeply", serBlob("", serEvent(1, `"type":"turn_start","data":{"x":`+deep+`}`)), nous.ErrMalformed, ""},
+		{"replace anchor that does not exist", serBlob("", serUserEvent(1, "a"), serReplaceEvent(2, 1, 9)), nous.ErrInvalidLog, "log.events[1]"},
+		{"replace anchor zero", serBlob("", serUserEvent(1, "a"), serReplaceEvent(2, 0, 1)), nous.ErrInvalidLog, "log.events[1]"},
+		{"replace anchor itself", serBlob("", serUserEvent(1, "a"), serReplaceEvent(2, 2, 2)), nous.ErrInvalidLog, "log.events[1]"},
+		{"replace anchor already shadowed", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serReplaceEvent(3, 1, 2), serReplaceEvent(4, 2, 3)), nous.ErrInvalidLog, "event 4"},
+		{"replace anchors reversed", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serReplaceEvent(3, 2, 1)), nous.ErrInvalidLog, "event 3"},
+		{"replace anchor a bookkeeping event", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"turn_start"`), serReplaceEvent(3, 1, 2)), nous.ErrInvalidLog, "event 3"},
+		{"replace anchors missing", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"replace","message":{"role":"user","content":"r"}`)), nous.ErrInvalidLog, "log.events[1]"},
+		{"replace anchors strings", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"replace","message":{"role":"user","content":"r"},"first":"1","last":"1"`)), nous.ErrMalformed, "log.events[1]"},
+
+		{"deps an array", serBlob(`"deps":[]`), nous.ErrMalformed, "deps"},
+		{"deps a string", serBlob(`"deps":"{}"`), nous.ErrMalformed, "deps"},
+		{"usage an array", serBlob(`"usage":[1]`), nous.ErrMalformed, "usage"},
+		{"usage field a string", serBlob(`"usage":{"requests":"1"}`), nous.ErrMalformed, "usage"},
+		{"usage field fractional", serBlob(`"usage":{"reasoning_tokens":1.5}`), nous.ErrMalformed, "usage"},
+		{"iteration a string", serBlob(`"iteration":"3"`), nous.ErrMalformed, "iteration"},
+		{"iteration too big", serBlob(`"iteration":1e400`), nous.ErrMalformed, "iteration"},
+		{"max_iterations fractional", serBlob(`"max_iterations":2.5`), nous.ErrMalformed, "max_iterations"},
+		{"needs_response a string", serBlob(`"needs_response":"true"`), nous.ErrMalformed, "needs_response"},
+		{"system_prompt a number", serBlob(`"system_prompt":5`), nous.ErrMalformed, "system_prompt"},
+		{"agent_name an object", serBlob(`"agent_name":{}`), nous.ErrMalformed, "agent_name"},
+		{"stream a string", serBlob(`"stream":"yes"`), nous.ErrMalformed, "stream"},
+		{"started_at a number", serBlob(`"started_at":0`), nous.ErrMalformed, "started_at"},
+		{"started_at junk", serBlob(`"started_at":"noon"`), nous.ErrMalformed, "started_at"},
+		{"tool_calls an object", serBlob(`"tool_calls":{}`), nous.ErrMalformed, "tool_calls"},
+		{"tool_call not an object", serBlob(`"tool_calls":[1]`), nous.ErrMalformed, "tool_calls[0]"},
+		{"tool_call arguments a string", serBlob(`"tool_calls":[{"id":"c","arguments":"{}"}]`), nous.ErrMalformed, "tool_calls[0].arguments"},
+		{"messages an object", serBlob(`"messages":{}`), nous.ErrMalformed, "messages"},
+		{"messages a string", serBlob(`"messages":"[]"`), nous.ErrMalformed, "messages"},
+
+		{"v1 messages an object", `{"version":1,"messages":{"0":{}}}`, nous.ErrMalformed, "messages"},
+		{"v1 message not an object", `{"version":1,"messages":["hello"]}`, nous.ErrMalformed, "messages[0]"},
+		{"v1 role a number", `{"version":1,"messages":[{"role":1,"content":"x"}]}`, nous.ErrMalformed, "messages[0]"},
+		{"v1 content a number", `{"version":1,"messages":[{"role":"user","content":5}]}`, nous.ErrMalformed, "messages[0].content"},
+		{"v1 content parts junk", `{"version":1,"messages":[{"role":"user","content":[1,2]}]}`, nous.ErrMalformed, "messages[0].content"},
+		{"v1 tool message without call id", `{"version":1,"messages":[{"role":"user","content":"a"},{"role":"tool","content":"x"}]}`, nous.ErrInvalidMessage, "messages[1]"},
+		{"v1 user without content", `{"version":1,"messages":[{"role":"user","content":null}]}`, nous.ErrInvalidMessage, "messages[0]"},
+		{"v1 unknown role with a call id", `{"version":1,"messages":[{"role":"function","content":"x","tool_call_id":"c"}]}`, nous.ErrInvalidMessage, "messages[0]"},
+		{"v1 unknown part type", `{"version":1,"messages":[{"role":"user","content":[{"type":"smell","content":"x"}]}]}`, nous.ErrInvalidMessage, "messages[0]"},
+		{"v1 tool call without id", `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"name":"f"}]}]}`, nous.ErrInvalidMessage, "messages[0]"},
+		{"v1 arguments not JSON", `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c","arguments":"{oops"}]}]}`, nous.ErrMalformed, "messages[0].tool_calls[0].arguments"},
+		{"v1 arguments a list", `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c","arguments":[1]}]}]}`, nous.ErrMalformed, "messages[0].tool_calls[0].arguments"},
+		{"v1 arguments a string holding a list", `{"version":1,"tool_calls":[{"id":"c","arguments":"[1]"}]}`, nous.ErrMalformed, "tool_calls[0].arguments"},
+		{"v1 tool_calls a string", `{"version":1,"messages":[{"role":"assistant","tool_calls":"none"}]}`, nous.ErrMalformed, "messages[0].tool_calls"},
+		{"v1 metadata a list", `{"version":1,"messages":[{"role":"user","content":"x","metadata":[]}]}`, nous.ErrMalformed, "messages[0].metadata"},
+		{"v1 deps a list", `{"version":1,"deps":[1]}`, nous.ErrMalformed, "deps"},
+		{"v1 iteration a string", `{"version":1,"iteration":"2"}`, nous.ErrMalformed, "iteration"},
+		{"v1 max_iterations a bool", `{"version":1,"max_iterations":true}`, nous.ErrMalformed, "max_iterations"},
+		{"v1 usage a number", `{"version":1,"usage":5}`, nous.ErrMalformed, "usage"},
+		{"v1 needs_response a number", `{"version":1,"needs_response":1}`, nous.ErrMalformed, "needs_response"},
+		{"v1 deps nested too deeply", `{"version":1,"deps":{"x":` + deep + `}}`, nous.ErrMalformed, ""},
+	}
+}
+
+// TestDeserializeBadInput: every blob of the catalog fails with its error,
+// names the place, returns no context and panics never.
+func TestDeserializeBadInput(t *testing.T) {
+	serDefaultLogger(t) // quiet
+	catalog := serBadCatalog()
+	require.GreaterOrEqual(t, len(catalog), 30)
+	names := map[string]bool{}
+	for _, tt := range catalog {
+		require.False(t, names[tt.name], "duplicate case %q", tt.name)
+		names[tt.name] = true
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := nous.Deserialize([]byte(tt.blob))
+			require.Error(t, err)
+			assert.Nil(t, c)
+			assert.ErrorIs(t, err, tt.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "nous: deserialize: "), err.Error())
+			assert.Contains(t, err.Error(), tt.place)
+			for _, other := range []error{nous.ErrMalformed, nous.ErrMissingVersion, nous.ErrUnsupportedVersion, nous.ErrInvalidLog, nous.ErrInvalidMessage, nous.ErrUnknownEventType} {
+				if other != tt.want && errors.Is(err, other) {
+					t.Errorf("error also matches %v: %v", other, err)
+				}
+			}
+		})
+	}
+}
+
+// TestDeserializeV2Lenient: what a version 2 reader accepts beyond what
+// Serialize writes.
+func TestDeserializeV2Lenient(t *testing.T) {
+	tests := []struct {
+		name  string
+		blob  string
+		check func(t *testing.T, c *nous.Context)
+	}{
+		{"unknown keys ignored", `{"version":2,"future":1,"log":{"id":` + serID + `,"events":[],"later":true}}`, func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, 0, c.Log().Len())
+		}},
+		{"defaults for missing fields", serBlob(""), func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, 10, c.MaxIterations)
+			assert.Equal(t, map[string]any{}, c.Deps)
+			assert.False(t, c.NeedsResponse)
+			assert.True(t, c.StartedAt.IsZero())
+			assert.Nil(t, c.ToolCalls)
+		}},
+		{"messages projection is not read", serBlob(`"messages":[{"role":"wizard"}]`, serUserEvent(1, "a")), func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, "a", c.Messages()[0].Content)
+		}},
+		{"indented arguments are compacted", serBlob(`"tool_calls":[{"id":"c","arguments":{ "a" : [1, 2] }}]`,
+			serEvent(1, `"type":"assistant_message","message":{"role":"assistant","tool_calls":[{"id":"c","arguments":{
+				"q": "a b"
+			}}]}`)), func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, json.RawMessage(`{"q":"a b"}`), c.Messages()[0].ToolCalls[0].Arguments)
+			assert.Equal(t, json.RawMessage(`{"a":[1,2]}`), c.ToolCalls[0].Arguments)
+		}},
+		{"whole numbers as int", serBlob(`"deps":{"i":3,"f":3.5,"e":1e2,"big":123456789012345678901234567890}`,
+			serEvent(1, `"type":"turn_start","data":{"n":7}`)), func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, map[string]any{"i": 3, "f": 3.5, "e": 100.0, "big": json.Number("123456789012345678901234567890")}, c.Deps)
+			assert.Equal(t, map[string]any{"n": 7}, c.Log().Events()[0].Data)
+		}},
+		{"replacing a replacement", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serUserEvent(3, "c"),
+			serReplaceEvent(4, 2, 3), serReplaceEvent(5, 1, 4)), func(t *testing.T, c *nous.Context) {
+			m := c.Messages()
+			require.Len(t, m, 1)
+			assert.Equal(t, "r", m[0].Content)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := nous.Deserialize([]byte(tt.blob))
+			require.NoError(t, err)
+			nous.CheckRestoredForTest(t, c)
+			tt.check(t, c)
+		})
+	}
+}
+
+// TestDeserializeLinear: a log of thousands of replacements, each replacing
+// the one before, reads back in linear time (here: well under a second).
+func TestDeserializeLinear(t *testing.T) {
+	const n = 20000
+	events := []string{serUserEvent(1, "a")}
+	for seq := 2; seq <= n; seq++ {
+		events = append(events, serReplaceEvent(seq, seq-1, seq-1))
+	}
+	blob := serBlob("", events...)
+	start := time.Now()
+	c, err := nous.Deserialize([]byte(blob))
+	require.NoError(t, err)
+	assert.Len(t, c.Messages(), 1)
+	assert.Equal(t, n, c.Log().Len())
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// TestSerializeConcurrentReadOnly: serializing does not write the context,
+// so two goroutines may serialize the same idle context.
+func TestSerializeIsReadOnly(t *testing.T) {
+	c := serContexts(t)["full"]()
+	c.Logger = slog.New(&serRecorder{})
+	var wg sync.WaitGroup
+	out := make([][]byte, 4)
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := c.Serialize()
+			assert.NoError(t, err)
+			out[i] = data
+		}()
+	}
+	wg.Wait()
+	for _, d := range out[1:] {
+		assert.True(t, bytes.Equal(out[0], d))
+	}
+}
+
+// serBenchContext is a conversation of n messages: user questions, tool
+// calls with arguments and metadata, tool results and answers.
+func serBenchContext(n int) *nous.Context {
+	c := nous.NewContext(nous.WithDeps(map[string]any{"user": "ada", "n": 3}))
+	for i := range n {
+		var m nous.Message
+		switch i % 4 {
+		case 0:
+			m = nous.Message{Role: nous.RoleUser, Content: fmt.Sprintf("question number %d about the weather in some city", i)}
+		case 1:
+			m = nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{ID: fmt.Sprint("call_", i), Name: "weather",
+				Arguments: json.RawMessage(`{"city":"Paris","units":"metric"}`)}}, Metadata: map[string]any{"model": "m-1", "tokens": 12}}
+		case 2:
+			m = nous.Message{Role: nous.RoleTool, ToolCallID: fmt.Sprint("call_", i-1), Name: "weather", Content: `{"temp_c":18,"sky":"clear"}`}
+		case 3:
+			m = nous.Message{Role: nous.RoleAssistant, Content: "It is sunny and 18 degrees; a fine day for a walk along the river."}
+		}
+		m.CreatedAt = serAt(i)
+		if err := c.AddMessage(m); err != nil {
+			panic(err)
+		}
+	}
+	return c
+}
+
+// BenchmarkSerializeRoundTrip compares a version 2 round trip with
+// encoding/json on the bare messages of the same view ("baseline").
+func BenchmarkSerializeRoundTrip(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		c := serBenchContext(n)
+		b.Run(fmt.Sprintf("v2/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				data, err := c.Serialize()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := nous.Deserialize(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("serialize/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Serialize(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		data, _ := c.Serialize()
+		b.Run(fmt.Sprintf("deserialize/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := nous.Deserialize(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		msgs := c.Messages()
+		b.Run(fmt.Sprintf("baseline/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				data, err := json.Marshal(msgs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var out []nous.Message
+				if err := json.Unmarshal(data, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
