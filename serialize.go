@@ -120,7 +120,7 @@ func (c *Context) Serialize() ([]byte, error) {
 			if r.data != nil {
 				s.redact = true
 				s.push(segment{key: "data"})
-				e.Data, _ = s.mapValue(r.data, 1)
+				e.Data, _ = s.top(r.data)
 				s.pop()
 				s.redact = false
 			}
@@ -155,7 +155,7 @@ func (c *Context) Serialize() ([]byte, error) {
 
 	s.root(segment{key: "deps"})
 	s.redact = true
-	deps, _ := s.mapValue(c.Deps, 1)
+	deps, _ := s.top(c.Deps)
 	s.redact = false
 	if deps == nil {
 		w.Deps = map[string]any{}
@@ -319,6 +319,18 @@ func (s *sanitizer) enter(p uintptr, depth int) bool {
 
 func (s *sanitizer) leave() { s.stack = s.stack[:len(s.stack)-1] }
 
+// top returns the map m, the root of a value such as the deps, as it may be
+// written, and whether that is a copy.
+func (s *sanitizer) top(m map[string]any) (map[string]any, bool) {
+	if m == nil {
+		return nil, false
+	}
+	s.stack = append(s.stack[:0], reflect.ValueOf(m).Pointer())
+	out, changed := s.mapValue(m, 1)
+	s.stack = s.stack[:0]
+	return out, changed
+}
+
 // mapValue returns m without what cannot be written, and whether that is a
 // copy. m itself is never modified.
 func (s *sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool) {
@@ -403,7 +415,7 @@ func (s *sanitizer) message(m *Message) *Message {
 		}
 		s.push(segment{key: "parts", index: i, isIndex: true})
 		s.push(segment{key: "options"})
-		opts, changed := s.mapValue(m.Parts[i].Options, 1)
+		opts, changed := s.top(m.Parts[i].Options)
 		s.pop()
 		s.pop()
 		if changed {
@@ -428,7 +440,7 @@ func (s *sanitizer) message(m *Message) *Message {
 	}
 	if m.Metadata != nil {
 		s.push(segment{key: "metadata"})
-		md, changed := s.mapValue(m.Metadata, 1)
+		md, changed := s.top(m.Metadata)
 		s.pop()
 		if changed {
 			cp()
@@ -451,7 +463,7 @@ func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 	}
 	if tc.Metadata != nil {
 		s.push(segment{key: "metadata"})
-		md, c := s.mapValue(tc.Metadata, 1)
+		md, c := s.top(tc.Metadata)
 		s.pop()
 		if c {
 			out.Metadata, changed = md, true

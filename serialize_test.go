@@ -313,6 +313,16 @@ func TestSerializeRedaction(t *testing.T) {
 // TestSerializeUnencodable: values JSON cannot hold are dropped with one
 // warning naming them; the rest is written and the context keeps them all.
 func TestSerializeUnencodable(t *testing.T) {
+	rootCycle := map[string]any{"a": 1}
+	rootCycle["again"] = rootCycle
+	h0 := &serRecorder{}
+	c0 := nous.NewContext(nous.WithLogger(slog.New(h0)))
+	c0.Deps = rootCycle
+	data0, err := c0.Serialize()
+	require.NoError(t, err)
+	assert.Contains(t, string(data0), `"deps":{"a":1}`)
+	assert.Contains(t, strings.Join(h0.warnings(), ""), "deps.again")
+
 	cyclic := map[string]any{"name": "loop"}
 	cyclic["self"] = cyclic
 	list := []any{1, nil}
