@@ -447,3 +447,112 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 }
+
+var serialSizes = []struct {
+	name string
+	n    int
+}{{"events=1k", 1_000}, {"events=10k", 10_000}, {"events=100k", 100_000}}
+
+// serialContext returns a context of about n events: a conversation of n
+// messages, or, replaced, one of n*10/11 messages followed by n/11
+// replacements of two messages by one spread over the view, so the log has
+// thousands of replace events at 100k.
+func serialContext(b *testing.B, n int, replaced bool) *nous.Context {
+	b.Helper()
+	if !replaced {
+		return conversationContext(b, n)
+	}
+	msgs := n * 10 / 11
+	c := conversationContext(b, msgs)
+	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
+	for k := range n - msgs {
+		i := (k * 7919) % (c.Len() - 1)
+		if err := c.ReplaceMessageRange(i, i+1, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
+}
+
+// forSerialSizes runs f for every size, with and without replacements.
+func forSerialSizes(b *testing.B, f func(b *testing.B, c *nous.Context)) {
+	for _, s := range serialSizes {
+		for _, kind := range []string{"plain", "replaced"} {
+			b.Run(s.name+"/"+kind, func(b *testing.B) {
+				c := serialContext(b, s.n, kind == "replaced")
+				b.ReportAllocs()
+				f(b, c)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Log().Len()), "ns/event")
+			})
+		}
+	}
+}
+
+// BenchmarkSerialize encodes a context of n events (format version 2).
+func BenchmarkSerialize(b *testing.B) {
+	forSerialSizes(b, func(b *testing.B, c *nous.Context) {
+		for b.Loop() {
+			data, err := c.Serialize()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkBytes = data
+		}
+	})
+}
+
+// BenchmarkDeserialize decodes a context of n events, folding its log.
+func BenchmarkDeserialize(b *testing.B) {
+	forSerialSizes(b, func(b *testing.B, c *nous.Context) {
+		data, err := c.Serialize()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			d, err := nous.Deserialize(data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkCtx = d
+		}
+	})
+}
+
+// BenchmarkRoundTrip is Serialize then Deserialize of a context of n
+// events: the figure compared with BenchmarkFloorJSON.
+func BenchmarkRoundTrip(b *testing.B) {
+	forSerialSizes(b, func(b *testing.B, c *nous.Context) {
+		for b.Loop() {
+			data, err := c.Serialize()
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := nous.Deserialize(data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkCtx = d
+		}
+	})
+}
+
+// BenchmarkFloorJSON is the round trip's floor: encoding/json Marshal and
+// Unmarshal of the bare []Message of the same view. Its ns/event divides by
+// the same number of events as the round trip it is compared with.
+func BenchmarkFloorJSON(b *testing.B) {
+	forSerialSizes(b, func(b *testing.B, c *nous.Context) {
+		view := c.Messages()
+		for b.Loop() {
+			data, err := json.Marshal(view)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out []nous.Message
+			if err := json.Unmarshal(data, &out); err != nil {
+				b.Fatal(err)
+			}
+			sinkMsgs = out
+		}
+	})
+}

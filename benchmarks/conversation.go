@@ -281,10 +281,7 @@ func (n *Naive) add(m nous.Message) {
 func (n *Naive) Turn(i int) (int, error) {
 	t := turn(i)
 	n.add(nous.UserMessage(t.question))
-	req := n.req[:0]
-	for _, m := range n.messages {
-		req = append(req, m)
-	}
+	req := append(n.req[:0], n.messages...)
 	n.req = req
 	n.add(nous.AssistantMessage("", nous.ToolCall{ID: t.callID, Name: toolName, Arguments: t.args}))
 	cities, _ := n.deps["cities"].([]any)
