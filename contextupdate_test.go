@@ -828,12 +828,14 @@ func TestRunContext(t *testing.T) {
 		assert.Equal(t, SandboxPolicy{Mode: SandboxWorkspaceWrite, WritableRoots: []string{"/a"}}, *rc.Sandbox, "the policy aliases the option's argument")
 	})
 	t.Run("deps are a deep copy", func(t *testing.T) {
-		deps := map[string]any{"m": map[string]any{"a": 1}, "l": []any{map[string]any{"b": 2}}}
+		deps := map[string]any{"m": map[string]any{"a": 1}, "l": []any{map[string]any{"b": 2}}, "t": []string{"x"}, "tm": map[string]int{"n": 1}}
 		rc := NewRunContext(deps)
 		deps["m"].(map[string]any)["a"] = "changed"
 		deps["l"].([]any)[0].(map[string]any)["b"] = "changed"
+		deps["t"].([]string)[0] = "changed"
+		deps["tm"].(map[string]int)["n"] = 2
 		deps["new"] = 1
-		assert.Equal(t, map[string]any{"m": map[string]any{"a": 1}, "l": []any{map[string]any{"b": 2}}}, rc.Deps)
+		assert.Equal(t, map[string]any{"m": map[string]any{"a": 1}, "l": []any{map[string]any{"b": 2}}, "t": []string{"x"}, "tm": map[string]int{"n": 1}}, rc.Deps)
 	})
 	t.Run("from a context", func(t *testing.T) {
 		c := NewContext(WithDeps(map[string]any{"m": map[string]any{"a": 1}}), WithUsage(Usage{Requests: 2}))

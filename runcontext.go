@@ -1,10 +1,6 @@
 package nous
 
-import (
-	"fmt"
-
-	"github.com/nous-go/nous/internal/jsonx"
-)
+import "fmt"
 
 // SandboxMode says what a tool may touch.
 type SandboxMode string
@@ -65,9 +61,11 @@ type RunContext struct {
 type RunContextOption func(*RunContext)
 
 // NewRunContext returns a run context holding a deep copy of deps (an empty
-// map when deps is nil), changed by opts.
+// map when deps is nil), changed by opts. Every map and slice in deps is
+// copied, typed ones such as a []string included, so the run context may be
+// read on another goroutine while the deps it came from change.
 func NewRunContext(deps map[string]any, opts ...RunContextOption) RunContext {
-	rc := RunContext{Deps: jsonx.CloneMap(deps)}
+	rc := RunContext{Deps: cloneMap(deps)}
 	if rc.Deps == nil {
 		rc.Deps = map[string]any{}
 	}
