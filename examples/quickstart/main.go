@@ -17,7 +17,7 @@ func main() {
 	c := nous.NewContext(
 		nous.WithSystemPrompt("You are a concise weather assistant."),
 		nous.WithAgentName("weather"),
-		nous.WithMaxIterations(5),
+		nous.WithMaxIterations(10),
 	)
 	check(c.AddMessage(nous.SystemMessage(c.SystemPrompt)))
 
@@ -43,8 +43,30 @@ func main() {
 	for e := range c.Log().All() {
 		fmt.Printf("%2d %-17s %s\n", e.Seq, e.Type, describeEvent(e))
 	}
-	cities, _ := nous.Dep[[]any](c.Deps, "cities_checked")
+	cities, _ := nous.Dep[[]string](c.Deps, "cities_checked")
 	fmt.Printf("\ndeps: cities_checked=%v, usage: %d requests, %d tokens\n", cities, c.Usage.Requests, c.Usage.TotalTokens)
+
+	// A third turn is interrupted: the model asked for a tool, and the
+	// process died before the tool ran. What was saved is the log.
+	check(c.AddMessage(nous.UserMessage("And in Oslo?")))
+	reply, _ := fakeModel(c)
+	check(c.AddMessage(reply))
+	saved, err := c.Serialize()
+	check(err)
+
+	// Resume: the restored context folds its log back into the same view
+	// (the overlay is runtime state and is set again), and the dangling
+	// call gets a synthetic result before the model sees it again.
+	restored, err := nous.Deserialize(saved)
+	check(err)
+	restored.SetSystemPromptOverlay("Answer in one sentence.")
+	fmt.Printf("\n== resumed from %d bytes: %d events, %d messages ==\n", len(saved), restored.Log().Len(), restored.Len())
+	fmt.Printf("patched %d dangling tool call(s)\n", restored.PatchDanglingToolCalls())
+	last, _ := restored.LastMessage()
+	fmt.Printf("last: %s %s (%s)\n", last.Role, last.ToolCallID, last.Content)
+	runLoop(restored)
+	last, _ = restored.LastMessage()
+	fmt.Printf("final: %s\n", last.Content)
 }
 
 // runLoop calls the model until it stops asking for tools, running the tools
@@ -73,15 +95,32 @@ func fakeModel(c *nous.Context) (nous.Message, nous.Usage) {
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	last, _ := c.LastMessage()
 	if last.Role == nous.RoleTool {
-		return nous.AssistantMessage("It is " + last.Content + "."), usage
+		if synthesized, _ := last.Metadata[nous.MetadataSynthesized].(bool); !synthesized {
+			return nous.AssistantMessage("It is " + last.Content + "."), usage
+		}
+		// The call was interrupted: ask again, with a new call ID.
+		last = nous.UserMessage(lastQuestion(c))
 	}
 	city := "Paris"
-	if strings.Contains(last.Content, "Rome") {
-		city = "Rome"
+	for _, name := range []string{"Rome", "Oslo"} {
+		if strings.Contains(last.Content, name) {
+			city = name
+		}
 	}
 	args, _ := json.Marshal(map[string]string{"city": city})
-	call := nous.ToolCall{ID: "call_" + strings.ToLower(city), Name: "get_weather", Arguments: args}
+	call := nous.ToolCall{ID: fmt.Sprintf("call_%d", c.Log().Len()), Name: "get_weather", Arguments: args}
 	return nous.AssistantMessage("", call), usage
+}
+
+// lastQuestion returns the text of the last user message.
+func lastQuestion(c *nous.Context) string {
+	q := ""
+	for _, m := range c.All() {
+		if m.Role == nous.RoleUser {
+			q = m.Text()
+		}
+	}
+	return q
 }
 
 // getWeather is a tool: it reads its run context and returns its result and
@@ -91,7 +130,7 @@ func getWeather(rc nous.RunContext, call nous.ToolCall) (string, nous.ContextUpd
 	if err := json.Unmarshal(call.Arguments, &args); err != nil {
 		return "error: " + err.Error(), nous.ContextUpdate{}
 	}
-	forecast := map[string]string{"Paris": "18°C and sunny", "Rome": "24°C and clear"}[args.City]
+	forecast := map[string]string{"Paris": "18°C and sunny", "Rome": "24°C and clear", "Oslo": "-2°C and snowing"}[args.City]
 	update := nous.NewContextUpdate().
 		Append("cities_checked", args.City).
 		Set("last_city", args.City).
@@ -100,7 +139,7 @@ func getWeather(rc nous.RunContext, call nous.ToolCall) (string, nous.ContextUpd
 }
 
 func describe(m nous.Message) string {
-	s := strings.ReplaceAll(m.Text(), "\n", " / ")
+	s := strings.ReplaceAll(m.Text(), "\n\n", " + ")
 	for _, tc := range m.ToolCalls {
 		s += fmt.Sprintf("[calls %s %s]", tc.Name, tc.Arguments)
 	}
