@@ -193,7 +193,7 @@ func cuCheck(initial map[string]any, ops []Operation, split int) error {
 	if err := check("ToDeps", got, err); err != nil {
 		return err
 	}
-	if got != nil && len(got) > 0 && initial != nil && reflect.ValueOf(got).Pointer() == reflect.ValueOf(initial).Pointer() {
+	if len(got) > 0 && initial != nil && reflect.ValueOf(got).Pointer() == reflect.ValueOf(initial).Pointer() {
 		return fmt.Errorf("ToDeps returned initial itself")
 	}
 
