@@ -898,3 +898,60 @@ func TestToDepsErrorIsWrapped(t *testing.T) {
 	require.True(t, errors.As(err, &target))
 	assert.True(t, strings.HasPrefix(err.Error(), "nous: "), err.Error())
 }
+
+func TestContextUpdateCopiesNestedTypedContainers(t *testing.T) {
+	mk := func() any {
+		return map[string]any{
+			"ss":   [][]string{{"a"}, nil},
+			"mi":   map[string][]int{"n": {1}, "nil": nil},
+			"lm":   []map[string]any{{"k": []any{1}}, nil},
+			"ma":   map[string]any{"in": map[int][]any{1: {"x", map[string]int{"y": 1}}}},
+			"ifs":  []error{ErrOutOfRange, nil},
+			"nilm": map[string][]string(nil),
+			"arr":  [2]int{1, 2},
+		}
+	}
+	v := mk()
+	u := NewContextUpdate().Set("k", v)
+	m := v.(map[string]any)
+	m["ss"].([][]string)[0][0] = "changed"
+	m["mi"].(map[string][]int)["n"][0] = 99
+	m["lm"].([]map[string]any)[0]["k"].([]any)[0] = "changed"
+	m["ma"].(map[string]any)["in"].(map[int][]any)[1][1].(map[string]int)["y"] = 99
+	m["ifs"].([]error)[0] = ErrTypeMismatch
+	assert.Equal(t, mk(), u.Operations()[0].Value)
+}
+
+func TestDepNumberConversions(t *testing.T) {
+	deps := map[string]any{
+		"u64": uint64(300), "u64big": uint64(math.MaxUint64), "f3": 3.0, "fneg": -3.0, "f2.5": 2.5,
+		"i8": int8(-4), "f32": float32(1.5), "huge": 1e30, "numneg": json.Number("-7"),
+	}
+	for _, tc := range []struct {
+		name string
+		got  func() (any, bool)
+		want any
+		ok   bool
+	}{
+		{"uint16 from uint64", func() (any, bool) { return Dep[uint16](deps, "u64") }, uint16(300), true},
+		{"uint8 overflow from uint64", func() (any, bool) { return Dep[uint8](deps, "u64") }, uint8(0), false},
+		{"uint from float 3", func() (any, bool) { return Dep[uint](deps, "f3") }, uint(3), true},
+		{"uint from float -3", func() (any, bool) { return Dep[uint](deps, "fneg") }, uint(0), false},
+		{"uint from 2.5", func() (any, bool) { return Dep[uint](deps, "f2.5") }, uint(0), false},
+		{"uint from 1e30", func() (any, bool) { return Dep[uint64](deps, "huge") }, uint64(0), false},
+		{"uint from int8 -4", func() (any, bool) { return Dep[uint32](deps, "i8") }, uint32(0), false},
+		{"uint from json -7", func() (any, bool) { return Dep[uint](deps, "numneg") }, uint(0), false},
+		{"int from json -7", func() (any, bool) { return Dep[int](deps, "numneg") }, -7, true},
+		{"int from max uint64", func() (any, bool) { return Dep[int64](deps, "u64big") }, int64(0), false},
+		{"int from uint64 300", func() (any, bool) { return Dep[int](deps, "u64") }, 300, true},
+		{"int from float32 1.5", func() (any, bool) { return Dep[int](deps, "f32") }, 0, false},
+		{"float64 from uint64 300", func() (any, bool) { return Dep[float64](deps, "u64") }, 300.0, true},
+		{"float64 from max uint64", func() (any, bool) { return Dep[float64](deps, "u64big") }, 0.0, false},
+		{"float64 from float32", func() (any, bool) { return Dep[float64](deps, "f32") }, 1.5, true},
+		{"float32 from int8", func() (any, bool) { return Dep[float32](deps, "i8") }, float32(-4), true},
+	} {
+		got, ok := tc.got()
+		assert.Equal(t, tc.ok, ok, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}
