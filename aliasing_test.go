@@ -485,3 +485,37 @@ func aliasDeepCopy[T any](v T) T {
 	}
 	return out
 }
+
+// TestAliasingOverlayPartsOfClones gives a context and its clone different
+// overlays on one leading system message made of parts. Both overlays are
+// built from the same logged message; neither may write where the other
+// reads, whatever spare capacity the logged parts have.
+func TestAliasingOverlayPartsOfClones(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		parts := make([]nous.ContentPart, n)
+		for i := range parts {
+			parts[i] = nous.TextPart("p")
+		}
+		c := nous.NewContext()
+		mustAddAll(t, c, nous.Message{Role: nous.RoleSystem, Parts: parts, CreatedAt: t0})
+		d := c.Clone()
+		c.SetSystemPromptOverlay("C")
+		d.SetSystemPromptOverlay("D")
+		e := d.Clone()
+		e.SetSystemPromptOverlay("E")
+		for _, x := range []struct {
+			c    *nous.Context
+			want string
+		}{{c, "C"}, {d, "D"}, {e, "E"}} {
+			ps := x.c.Messages()[0].Parts
+			require.Len(t, ps, n+1, "n=%d", n)
+			assert.Equal(t, x.want, ps[n].Content, "n=%d", n)
+			got := ""
+			for _, m := range x.c.All() {
+				got = m.Parts[n].Content
+			}
+			assert.Equal(t, x.want, got, "n=%d: All", n)
+			requireFolds(t, x.c)
+		}
+	}
+}
