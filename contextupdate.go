@@ -8,6 +8,8 @@ import (
 	"math"
 	"reflect"
 	"slices"
+
+	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // OpKind names what an [Operation] does.
@@ -34,107 +36,9 @@ type Operation struct {
 
 // clone returns a copy of op that shares no map or []any with it.
 func (op Operation) clone() Operation {
-	op.Value = cloneValue(op.Value)
-	op.Data = cloneMap(op.Data)
+	op.Value = jsonx.CloneValue(op.Value)
+	op.Data = jsonx.CloneMap(op.Data)
 	return op
-}
-
-// cloneMap returns a deep copy of m by the rule of [cloneValue]; nil stays
-// nil.
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-// cloneValue returns v with every map and slice in it copied, at any depth
-// and of any type: map[string]any and []any, and also the typed slices and
-// maps (a []string, a map[string]int) that an append onto a typed slice
-// supports, so an update never shares a container with the caller who built
-// it or with a deps map it was reduced into. Other values (pointers, structs,
-// arrays) are shared; nil maps and slices stay nil.
-func cloneValue(v any) any {
-	switch v := v.(type) {
-	case nil, string, bool, int, int64, float64, json.Number:
-		return v
-	case map[string]any:
-		return cloneMap(v)
-	case []any:
-		if v == nil {
-			return v
-		}
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = cloneValue(e)
-		}
-		return out
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Map:
-		if rv.IsNil() {
-			return v
-		}
-		return cloneReflect(rv).Interface()
-	}
-	return v
-}
-
-// cloneReflect is cloneValue for a map or slice of any type.
-func cloneReflect(v reflect.Value) reflect.Value {
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return v
-		}
-		return reflect.ValueOf(cloneValue(v.Elem().Interface()))
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
-		}
-		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		reflect.Copy(out, v)
-		if holdsContainers(v.Type().Elem()) {
-			for i := range v.Len() {
-				if e := cloneReflect(v.Index(i)); e.IsValid() {
-					out.Index(i).Set(e)
-				}
-			}
-		}
-		return out
-	case reflect.Map:
-		if v.IsNil() {
-			return v
-		}
-		out := reflect.MakeMapWithSize(v.Type(), v.Len())
-		deep := holdsContainers(v.Type().Elem())
-		for it := v.MapRange(); it.Next(); {
-			e := it.Value()
-			if deep {
-				if e = cloneReflect(e); !e.IsValid() {
-					e = reflect.Zero(v.Type().Elem())
-				}
-			}
-			out.SetMapIndex(it.Key(), e)
-		}
-		return out
-	}
-	return v
-}
-
-// holdsContainers reports whether a value of type t may be or hold a map or
-// slice that cloneReflect copies.
-func holdsContainers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Interface, reflect.Slice, reflect.Map:
-		return true
-	}
-	return false
 }
 
 // LoggedEvent is a bookkeeping event carried by a [ContextUpdate].
@@ -180,7 +84,7 @@ func (u ContextUpdate) with(op Operation) ContextUpdate {
 // Set returns u followed by an operation that sets key to value. The maps
 // and slices in value are copied.
 func (u ContextUpdate) Set(key string, value any) ContextUpdate {
-	return u.with(Operation{Kind: OpSet, Key: key, Value: cloneValue(value)})
+	return u.with(Operation{Kind: OpSet, Key: key, Value: jsonx.CloneValue(value)})
 }
 
 // Merge returns u followed by an operation that deep merges m into the map at
@@ -188,7 +92,7 @@ func (u ContextUpdate) Set(key string, value any) ContextUpdate {
 // is replaced by m's. When key is absent or not a map, m becomes its value. m
 // is copied.
 func (u ContextUpdate) Merge(key string, m map[string]any) ContextUpdate {
-	return u.with(Operation{Kind: OpMerge, Key: key, Value: cloneMap(m)})
+	return u.with(Operation{Kind: OpMerge, Key: key, Value: jsonx.CloneMap(m)})
 }
 
 // Append returns u followed by an operation that appends item to the list at
@@ -197,7 +101,7 @@ func (u ContextUpdate) Merge(key string, m map[string]any) ContextUpdate {
 // assignable to its element type. Anything else fails the reduction with
 // [ErrTypeMismatch]. The maps and slices in item are copied.
 func (u ContextUpdate) Append(key string, item any) ContextUpdate {
-	return u.with(Operation{Kind: OpAppend, Key: key, Value: cloneValue(item)})
+	return u.with(Operation{Kind: OpAppend, Key: key, Value: jsonx.CloneValue(item)})
 }
 
 // Delete returns u followed by an operation that removes key.
@@ -209,7 +113,7 @@ func (u ContextUpdate) Delete(key string) ContextUpdate {
 // event of type t with data to the session log when the update is applied to
 // a [Context]. It touches no deps. data is copied.
 func (u ContextUpdate) LogEvent(t EventType, data map[string]any) ContextUpdate {
-	return u.with(Operation{Kind: OpLogEvent, EventType: t, Data: cloneMap(data)})
+	return u.with(Operation{Kind: OpLogEvent, EventType: t, Data: jsonx.CloneMap(data)})
 }
 
 // Combine returns one update made of the operations of updates, in the order
@@ -264,7 +168,7 @@ func (u ContextUpdate) LogEvents() []LoggedEvent {
 	var out []LoggedEvent
 	for _, op := range u.ops() {
 		if op.Kind == OpLogEvent {
-			out = append(out, LoggedEvent{Type: op.EventType, Data: cloneMap(op.Data)})
+			out = append(out, LoggedEvent{Type: op.EventType, Data: jsonx.CloneMap(op.Data)})
 		}
 	}
 	return out
@@ -350,7 +254,7 @@ func (r *reducer) apply(op Operation) error {
 	switch op.Kind {
 	case OpSet:
 		delete(r.lists, op.Key)
-		r.put(op.Key, cloneValue(op.Value))
+		r.put(op.Key, jsonx.CloneValue(op.Value))
 	case OpDelete:
 		delete(r.lists, op.Key)
 		if r.changed == nil {
@@ -379,7 +283,7 @@ func (r *reducer) apply(op Operation) error {
 func (r *reducer) merge(dst any, src map[string]any) any {
 	d, ok := dst.(map[string]any)
 	if !ok || d == nil {
-		return r.own(cloneMap(src))
+		return r.own(jsonx.CloneMap(src))
 	}
 	if !r.owned[mapAddr(d)] {
 		d = r.own(maps.Clone(d))
@@ -391,7 +295,7 @@ func (r *reducer) merge(dst any, src map[string]any) any {
 				continue
 			}
 		}
-		d[k] = cloneValue(v)
+		d[k] = jsonx.CloneValue(v)
 	}
 	return d
 }
@@ -414,7 +318,7 @@ func mapAddr(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
 // place, so n appends cost O(n).
 func (r *reducer) append(key string, item any) error {
 	cur, present := r.get(key)
-	item = cloneValue(item)
+	item = jsonx.CloneValue(item)
 	if !present || cur == nil {
 		r.put(key, []any{item})
 		r.markList(key)

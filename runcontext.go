@@ -1,6 +1,10 @@
 package nous
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
 
 // SandboxMode says what a tool may touch.
 type SandboxMode string
@@ -65,7 +69,7 @@ type RunContextOption func(*RunContext)
 // copied, typed ones such as a []string included, so the run context may be
 // read on another goroutine while the deps it came from change.
 func NewRunContext(deps map[string]any, opts ...RunContextOption) RunContext {
-	rc := RunContext{Deps: cloneMap(deps)}
+	rc := RunContext{Deps: jsonx.CloneMap(deps)}
 	if rc.Deps == nil {
 		rc.Deps = map[string]any{}
 	}

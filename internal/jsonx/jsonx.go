@@ -6,41 +6,120 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 )
 
-// CloneMap returns a deep copy of m: nested map[string]any and []any values
-// are copied, other values are shared. nil stays nil and an empty map stays
-// an empty map.
-func CloneMap(m map[string]any) map[string]any {
+// maxCloneDepth bounds how deep CloneValue copies; below it values are
+// shared. It only matters for cyclic values, which would otherwise recurse
+// until the stack overflows.
+const maxCloneDepth = 10_000
+
+// CloneMap returns a deep copy of m by the rule of [CloneValue]. nil stays
+// nil and an empty map stays an empty map.
+func CloneMap(m map[string]any) map[string]any { return cloneMap(m, 0) }
+
+// CloneValue returns v with every map and slice in it copied, at any depth
+// and of any type: map[string]any and []any, and also typed slices and maps
+// (a []string, a map[string]int). Other values (pointers, structs, arrays,
+// funcs) are shared; nil maps and slices stay nil.
+func CloneValue(v any) any { return cloneValue(v, 0) }
+
+func cloneMap(m map[string]any, depth int) map[string]any {
 	if m == nil {
 		return nil
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = CloneValue(v)
+		out[k] = cloneValue(v, depth+1)
 	}
 	return out
 }
 
-// CloneValue returns v with its map[string]any and []any containers copied,
-// at any depth.
-func CloneValue(v any) any {
+func cloneValue(v any, depth int) any {
+	if depth > maxCloneDepth {
+		return v
+	}
 	switch v := v.(type) {
+	case nil, string, bool, int, int64, float64, json.Number:
+		return v
 	case map[string]any:
-		return CloneMap(v)
+		return cloneMap(v, depth)
 	case []any:
 		if v == nil {
 			return v
 		}
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = CloneValue(e)
+			out[i] = cloneValue(e, depth+1)
+		}
+		return out
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map:
+		if rv.IsNil() {
+			return v
+		}
+		return cloneReflect(rv, depth).Interface()
+	}
+	return v
+}
+
+// cloneReflect is cloneValue for a map or slice of any type.
+func cloneReflect(v reflect.Value, depth int) reflect.Value {
+	if depth > maxCloneDepth {
+		return v
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		return reflect.ValueOf(cloneValue(v.Elem().Interface(), depth))
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(out, v)
+		if holdsContainers(v.Type().Elem()) {
+			for i := range v.Len() {
+				if e := cloneReflect(v.Index(i), depth+1); e.IsValid() {
+					out.Index(i).Set(e)
+				}
+			}
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		deep := holdsContainers(v.Type().Elem())
+		for it := v.MapRange(); it.Next(); {
+			e := it.Value()
+			if deep {
+				if e = cloneReflect(e, depth+1); !e.IsValid() {
+					e = reflect.Zero(v.Type().Elem())
+				}
+			}
+			out.SetMapIndex(it.Key(), e)
 		}
 		return out
 	}
 	return v
+}
+
+// holdsContainers reports whether a value of type t may be or hold a map or
+// slice that cloneReflect copies.
+func holdsContainers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
 }
 
 // IsObject reports whether raw is one valid JSON object.
