@@ -281,7 +281,13 @@ func (m Message) clone() Message {
 
 // clone returns a deep copy of tc.
 func (tc ToolCall) clone() ToolCall {
-	tc.Arguments = bytes.Clone(tc.Arguments)
+	if len(tc.Arguments) == 0 {
+		// Empty arguments are none: nil, as documented. A non-nil empty
+		// RawMessage passes Validate but cannot be encoded as JSON.
+		tc.Arguments = nil
+	} else {
+		tc.Arguments = bytes.Clone(tc.Arguments)
+	}
 	tc.Metadata = jsonx.CloneMap(tc.Metadata)
 	return tc
 }

@@ -313,3 +313,21 @@ func TestValidateErrorsAreDistinct(t *testing.T) {
 		seen[text] = true
 	}
 }
+
+// TestEmptyArgumentsAreNone checks that a tool call whose Arguments are
+// empty but not nil, which Validate accepts as "no arguments", is stored as
+// nil: an empty json.RawMessage cannot be encoded, and one such call would
+// make the whole log impossible to write.
+func TestEmptyArgumentsAreNone(t *testing.T) {
+	c := nous.NewContext()
+	m := nous.AssistantMessage("", nous.ToolCall{ID: "c", Name: "now", Arguments: json.RawMessage{}})
+	require.NoError(t, m.Validate())
+	require.NoError(t, c.AddMessage(m))
+	c.AddToolCall(m.ToolCalls[0])
+	assert.Nil(t, c.Messages()[0].ToolCalls[0].Arguments)
+	assert.Nil(t, c.ToolCalls[0].Arguments)
+	_, err := json.Marshal(c.Messages())
+	assert.NoError(t, err)
+	_, err = json.Marshal(c.Log().Events())
+	assert.NoError(t, err)
+}
