@@ -91,19 +91,31 @@ type Event struct {
 // UnmarshalJSON decodes an event; whole numbers in Data decode as int. It
 // does not check the event: folding does.
 func (e *Event) UnmarshalJSON(b []byte) error {
-	type plain Event // same fields, no methods
-	var w struct {
-		plain
-		Data json.RawMessage `json:"data"` // shadows plain.Data
-	}
+	var w eventJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return w.decode(e)
+}
+
+// eventJSON is an [Event] as it is read from JSON, before its Data is decoded
+// by the number rule. Event.UnmarshalJSON decodes through it; a decoder of
+// many events (Deserialize) decodes into it directly, which spares the JSON
+// decoder a pass over each event.
+type eventJSON struct {
+	plainEvent
+	Data json.RawMessage `json:"data"` // shadows plainEvent.Data
+}
+
+type plainEvent Event // same fields, no methods
+
+// decode sets *e to the event w holds.
+func (w *eventJSON) decode(e *Event) error {
 	data, err := jsonx.DecodeMap(w.Data)
 	if err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	*e = Event(w.plain)
+	*e = Event(w.plainEvent)
 	e.Data = data
 	return nil
 }

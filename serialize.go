@@ -85,7 +85,9 @@ type wireLog struct {
 // private_key, access_key, auth_token or bearer, and values JSON cannot hold
 // (functions, channels, complex or non-finite numbers, cycles, ...). Those are
 // dropped with one warning on the context's logger naming them, never an
-// error. The context itself is not changed: it keeps every value.
+// error. The context itself is not changed: it keeps every value. Messages
+// are not redacted: they are what the model saw, and the provider data in
+// them (signatures, token counts) must come back unchanged.
 //
 // Serialize writes straight from the log without copying it; its cost is
 // that of encoding the events and the view.
@@ -492,10 +494,10 @@ type wireInput struct {
 }
 
 type wireLogInput struct {
-	ID       string   `json:"id"`
-	ParentID *string  `json:"parent_id"`
-	ForkSeq  *int64   `json:"fork_seq"`
-	Events   *[]Event `json:"events"`
+	ID       string       `json:"id"`
+	ParentID *string      `json:"parent_id"`
+	ForkSeq  *int64       `json:"fork_seq"`
+	Events   *[]eventJSON `json:"events"`
 }
 
 // jsonArray accepts a JSON array or null without decoding or copying it:
@@ -609,9 +611,9 @@ func describe(err error) string {
 		return err.Error()
 	}
 	msg := "got " + te.Value + ", want " + jsonKind(te.Type)
-	// "plain" is the field of the method-free copies of Event and Message
+	// plainEvent and plain are the method-free copies of Event and Message
 	// that their UnmarshalJSON decode into.
-	field := strings.ReplaceAll(te.Field, "plain.", "")
+	field := strings.ReplaceAll(strings.ReplaceAll(te.Field, "plainEvent.", ""), "plain.", "")
 	if field == "plain" || field == "" {
 		return msg
 	}
@@ -668,9 +670,12 @@ func restoreV2(w *wireInput) (*Context, error) {
 	if w.Log.Events == nil {
 		return nil, malformed("log.events", errors.New("missing"))
 	}
-	events := *w.Log.Events
+	events := make([]Event, len(*w.Log.Events))
 	for i := range events {
 		e := &events[i]
+		if err := (*w.Log.Events)[i].decode(e); err != nil {
+			return nil, malformed(fmt.Sprintf("log.events[%d]", i), err)
+		}
 		if e.Message != nil {
 			for j := range e.Message.ToolCalls {
 				compactArguments(&e.Message.ToolCalls[j])
