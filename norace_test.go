@@ -84,3 +84,26 @@ func TestAllDoesNotAllocate(t *testing.T) {
 		})
 	}
 }
+
+// TestCloneDoesNotCopyTheLog checks that Clone shares the log and the view
+// instead of copying them: it costs as many allocations for a long
+// conversation as for a short one, and only a few.
+func TestCloneDoesNotCopyTheLog(t *testing.T) {
+	cloneAllocs := func(n int) float64 {
+		c := nous.NewContext()
+		for range n {
+			mustAddAll(t, c, fullMessage())
+		}
+		var d *nous.Context
+		allocs := testing.AllocsPerRun(20, func() { d = c.Clone() })
+		noraceSink = d.Len()
+		return allocs
+	}
+	short, long := cloneAllocs(10), cloneAllocs(5000)
+	if long != short {
+		t.Errorf("Clone of 5000 messages allocates %v times, of 10 messages %v times: it copies per message", long, short)
+	}
+	if long > 10 {
+		t.Errorf("Clone allocates %v times, want at most 10", long)
+	}
+}
