@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"slices"
 	"testing"
 	"time"
 
@@ -1231,5 +1230,6 @@ func TestErrorTexts(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "1..5")
 	assert.Contains(t, err.Error(), "2 messages")
-	assert.True(t, slices.Contains([]error{nous.ErrOutOfRange}, errors.Unwrap(err)))
+	assert.ErrorIs(t, err, nous.ErrOutOfRange)
+	assert.NotErrorIs(t, err, nous.ErrInvalidMessage)
 }
