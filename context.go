@@ -358,21 +358,29 @@ func (c *Context) Messages() []Message {
 // while the iteration runs.
 func (c *Context) All() iter.Seq2[int, Message] {
 	return func(yield func(int, Message) bool) {
+		view := c.view
 		i := 0
-		if c.leadMode == leadSynthetic {
+		switch c.leadMode {
+		case leadSynthetic:
 			if !yield(0, c.lead) {
 				return
 			}
 			i = 1
-		}
-		for j, seq := range c.view {
-			m := &c.log.rec(seq).msg
-			if j == 0 && c.leadMode == leadOverlaid {
-				m = &c.lead
-			}
-			if !yield(i+j, *m) {
+		case leadOverlaid: // the lead stands for view[0]
+			if !yield(0, c.lead) {
 				return
 			}
+			view, i = view[1:], 1
+		}
+		// In locals, the chunks need not be reloaded through c after each
+		// yield: the context does not change while the iteration runs.
+		chunks := c.log.chunks
+		for _, seq := range view {
+			k := seq - 1
+			if !yield(i, chunks[k>>chunkBits][k&(chunkSize-1)].msg) {
+				return
+			}
+			i++
 		}
 	}
 }
