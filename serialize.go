@@ -551,7 +551,7 @@ func Deserialize(data []byte) (*Context, error) {
 			Version json.RawMessage `json:"version"`
 		}
 		if err := json.Unmarshal(data, &head); err != nil {
-			return nil, fmt.Errorf("nous: deserialize: %v: %w", err, ErrMalformed)
+			return nil, malformed("", err)
 		}
 		raw = head.Version
 	}

@@ -818,7 +818,7 @@ func TestDeserializeLinear(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
-// TestSerializeConcurrentReadOnly: serializing does not write the context,
+// TestSerializeIsReadOnly: serializing does not write the context,
 // so two goroutines may serialize the same idle context.
 func TestSerializeIsReadOnly(t *testing.T) {
 	c := serContexts(t)["full"]()
