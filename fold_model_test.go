@@ -230,6 +230,9 @@ func (g *modelGen) message() nous.Message {
 		if g.r.IntN(2) == 0 {
 			for range 1 + g.r.IntN(3) {
 				tc := nous.ToolCall{ID: "call" + strconv.Itoa(g.next()), Name: "tool" + strconv.Itoa(g.r.IntN(3))}
+				if len(g.calls) > 0 && g.r.IntN(8) == 0 {
+					tc.ID = g.calls[g.r.IntN(len(g.calls))].ID // ids may repeat
+				}
 				if g.r.IntN(2) == 0 {
 					tc.Arguments = json.RawMessage(`{"q":"` + strconv.Itoa(k) + `","n":[1,2]}`)
 				}
@@ -304,6 +307,12 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 		}
 	}()
 	clones := 0
+	if r.IntN(2) == 0 {
+		// Half the runs start the way most conversations do.
+		sys := nous.Message{Role: nous.RoleSystem, Content: "system prompt", CreatedAt: at(0)}
+		require.NoError(t, first.c.AddMessage(sys))
+		first.add(sys, "")
+	}
 
 	for step := range steps {
 		m := models[r.IntN(len(models))]
@@ -370,11 +379,20 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 		case x < 72: // replace a range (often a single message, sometimes out of range)
 			n := len(m.msgs) + m.off()
 			first := r.IntN(n+2) - 1
+			if r.IntN(4) == 0 {
+				first = m.off() // the start of the log: the overlay's neighbour
+			}
 			last := first
-			if r.IntN(2) == 0 {
+			switch r.IntN(4) {
+			case 0, 1:
 				last = first + r.IntN(4)
+			case 2:
+				last = first + r.IntN(n+1) // compaction of a long stretch
 			}
 			msg := g.message()
+			if r.IntN(3) == 0 {
+				msg = nous.Message{Role: nous.RoleSystem, Content: "summary " + strconv.Itoa(g.next()), CreatedAt: at(g.n)}
+			}
 			invalid := r.IntN(10) == 0
 			if invalid {
 				msg = g.invalid()
