@@ -141,8 +141,6 @@ func TestAddMessageAmortizedAllocs(t *testing.T) {
 	}
 }
 
-var sinkMap map[string]any
-
 // TestMemoryFootprint measures the bytes a context of 100k messages holds
 // against the bytes of the same messages in a plain []Message, each measured
 // as the live heap after a GC. Issue 4's target is at most 2x.

@@ -146,6 +146,7 @@ var (
 	sinkMsgs  []nous.Message
 	sinkCtx   *nous.Context
 	sinkBytes []byte
+	sinkMap   map[string]any
 )
 
 // BenchmarkAll walks the view of a conversation of n messages with All.
