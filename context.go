@@ -306,11 +306,15 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 	return nil
 }
 
-// Log returns the context's session log. It stays valid, and grows, as the
-// context changes; it cannot be changed through the pointer.
+// Log returns a snapshot of the context's session log: every event appended
+// so far. It shares the events with the context instead of copying them, so
+// it costs the same for any length of log, and nothing can change the
+// context through it. It does not see events appended later: call Log again.
+// Because the context only ever writes past what a snapshot sees, a snapshot
+// may be read on another goroutine, by a store say, while the owner goes on.
 func (c *Context) Log() *SessionLog {
 	c.ready()
-	return &c.log
+	return c.log.snapshot()
 }
 
 // Len returns the number of messages in the view, the overlay's own system
@@ -372,12 +376,9 @@ func (c *Context) All() iter.Seq2[int, Message] {
 			}
 			view, i = view[1:], 1
 		}
-		// In locals, the chunks need not be reloaded through c after each
-		// yield: the context does not change while the iteration runs.
-		chunks := c.log.chunks
+		log := &c.log
 		for _, seq := range view {
-			k := seq - 1
-			if !yield(i, chunks[k>>chunkBits][k&(chunkSize-1)].msg) {
+			if !yield(i, log.rec(seq).msg) {
 				return
 			}
 			i++

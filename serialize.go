@@ -110,29 +110,26 @@ func (c *Context) Serialize() ([]byte, error) {
 	}
 
 	events := make([]Event, 0, c.log.n)
-	for _, chunk := range c.log.chunks {
-		for i := range chunk {
-			r := &chunk[i]
-			s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
-			e := Event{Seq: r.seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
-			if !encodableTime(r.at) {
-				s.drop("created_at")
-				e.CreatedAt = time.Time{}
-			}
-			if r.data != nil {
-				s.redact = true
-				s.push(segment{key: "data"})
-				e.Data, _ = s.top(r.data)
-				s.pop()
-				s.redact = false
-			}
-			if r.typ.IsSurface() {
-				s.push(segment{key: "message"})
-				e.Message = s.message(&r.msg)
-				s.pop()
-			}
-			events = append(events, e)
+	for r := range c.log.records {
+		s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
+		e := Event{Seq: r.seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
+		if !encodableTime(r.at) {
+			s.drop("created_at")
+			e.CreatedAt = time.Time{}
 		}
+		if r.data != nil {
+			s.redact = true
+			s.push(segment{key: "data"})
+			e.Data, _ = s.top(r.data)
+			s.pop()
+			s.redact = false
+		}
+		if r.typ.IsSurface() {
+			s.push(segment{key: "message"})
+			e.Message = s.message(&r.msg)
+			s.pop()
+		}
+		events = append(events, e)
 	}
 	w.Log.Events = events
 

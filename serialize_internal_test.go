@@ -27,13 +27,10 @@ func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bo
 	if c.log.parent != uuid.Nil {
 		c.log.parent = parent
 	}
-	for _, chunk := range c.log.chunks {
-		for i := range chunk {
-			r := &chunk[i]
-			r.at = base.Add(time.Duration(r.seq) * time.Second)
-			if messages && r.typ.IsSurface() {
-				r.msg.CreatedAt = r.at
-			}
+	for r := range c.log.records {
+		r.at = base.Add(time.Duration(r.seq) * time.Second)
+		if messages && r.typ.IsSurface() {
+			r.msg.CreatedAt = r.at
 		}
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/nous-go/nous/internal/jsonx"
 )
 
-// The log stores events in chunks of chunkSize records. Full chunks are never
-// written again, so a fork shares them with its parent; only the partly
-// filled tail is copied, and only when the fork first appends.
+// The log stores events in chunks of chunkSize records: the full ones, which
+// are never written again, and the partly filled tail. A fork shares both
+// with its parent, clipped, so that neither can see what the other appends;
+// the fork copies the tail (at most one chunk) when it first appends.
 const (
 	chunkBits = 9
 	chunkSize = 1 << chunkBits
@@ -56,7 +57,8 @@ type SessionLog struct {
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
-	chunks  [][]record
+	full    [][]record // full chunks, each of chunkSize records
+	tail    []record   // the last chunk, not full
 	n       int64
 }
 
@@ -109,11 +111,9 @@ func (l *SessionLog) All() iter.Seq[Event] {
 		if l == nil {
 			return
 		}
-		for _, c := range l.chunks {
-			for i := range c {
-				if !yield(c[i].event()) {
-					return
-				}
+		for r := range l.records {
+			if !yield(r.event()) {
+				return
 			}
 		}
 	}
@@ -132,48 +132,70 @@ func (l *SessionLog) Event(seq int64) (Event, bool) {
 // record must not be modified.
 func (l *SessionLog) rec(seq int64) *record {
 	i := seq - 1
-	return &l.chunks[i>>chunkBits][i&(chunkSize-1)]
+	if ci := int(i >> chunkBits); ci < len(l.full) {
+		return &l.full[ci][i&(chunkSize-1)]
+	}
+	return &l.tail[i&(chunkSize-1)]
+}
+
+// records calls yield with every record in append order until it returns
+// false. The records must not be modified.
+func (l *SessionLog) records(yield func(*record) bool) {
+	for _, chunk := range l.full {
+		for i := range chunk {
+			if !yield(&chunk[i]) {
+				return
+			}
+		}
+	}
+	for i := range l.tail {
+		if !yield(&l.tail[i]) {
+			return
+		}
+	}
 }
 
 // push appends r, stamping its seq, and returns the seq. r must not be used
 // elsewhere afterwards.
 func (l *SessionLog) push(r *record) int64 {
 	r.seq = l.n + 1
-	ci := int(l.n >> chunkBits)
-	if ci == len(l.chunks) {
-		n := chunkSize
-		if ci == 0 {
-			n = 8 // small logs stay small; the first chunk grows by doubling
-		}
-		l.chunks = append(l.chunks, make([]record, 0, n))
+	if len(l.tail) == chunkSize {
+		l.full = append(l.full, l.tail)
+		l.tail = nil
 	}
-	tail := &l.chunks[ci]
-	if len(*tail) == cap(*tail) {
-		// The first chunk is full below chunkSize, or this is a fork whose
-		// tail is shared with its parent: copy it into a larger array.
+	if len(l.tail) == cap(l.tail) {
+		// The first chunk grows by doubling, so that a short log stays
+		// small; a fork's tail, clipped, is copied before it is written.
 		n := chunkSize
-		if ci == 0 {
-			n = min(max(2*cap(*tail), 8), chunkSize)
+		if len(l.full) == 0 {
+			n = min(max(2*cap(l.tail), 8), chunkSize)
 		}
-		grown := make([]record, len(*tail), n)
-		copy(grown, *tail)
-		*tail = grown
+		grown := make([]record, len(l.tail), n)
+		copy(grown, l.tail)
+		l.tail = grown
 	}
-	*tail = append(*tail, *r)
+	l.tail = append(l.tail, *r)
 	l.n++
 	return r.seq
 }
 
 // fork returns a log that shares every event of l and appends on its own.
-// It costs one slice header per chunk, never a copy of the events.
+// It costs the same for any length of log: the chunks are shared, not
+// copied, and clipped so that an append on either side cannot write where
+// the other would read.
 func (l *SessionLog) fork() SessionLog {
-	chunks := slices.Clone(l.chunks)
-	if k := len(chunks); k > 0 {
-		// Clipped, the tail cannot see what l appends in its spare capacity,
-		// and the fork's first append copies it instead of writing there.
-		chunks[k-1] = slices.Clip(chunks[k-1])
+	return SessionLog{
+		id: newLogID(), parent: l.id, forkSeq: l.n,
+		full: slices.Clip(l.full), tail: slices.Clip(l.tail), n: l.n,
 	}
-	return SessionLog{id: newLogID(), parent: l.id, forkSeq: l.n, chunks: chunks, n: l.n}
+}
+
+// snapshot returns a copy of l that sees the events l has now and none it
+// appends later; l's appends write only past what the copy can see.
+func (l *SessionLog) snapshot() *SessionLog {
+	s := *l
+	s.full, s.tail = slices.Clip(l.full), slices.Clip(l.tail)
+	return &s
 }
 
 // fold projects the log into the message view: the seqs of the events whose

@@ -2,6 +2,7 @@ package nous_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -159,4 +160,47 @@ func TestEventJSON(t *testing.T) {
 			assert.Error(t, json.Unmarshal([]byte(s), &e), s)
 		}
 	})
+}
+
+// A snapshot from Log is a value of its own: overwriting it, or the context
+// appending after it was taken, changes neither the other.
+func TestLogIsASnapshot(t *testing.T) {
+	c := nous.NewContext()
+	require.NoError(t, c.AddMessage(nous.UserMessage("one")))
+	l := c.Log()
+	*l = nous.SessionLog{}
+	require.Equal(t, 1, c.Log().Len())
+	require.Len(t, c.Messages(), 1)
+
+	l = c.Log()
+	require.NoError(t, c.AddMessage(nous.UserMessage("two")))
+	require.Equal(t, 1, l.Len())
+	require.Len(t, l.Events(), 1)
+	require.Equal(t, 2, c.Log().Len())
+	require.Equal(t, c.Log().ID(), l.ID())
+}
+
+// A snapshot may be read on another goroutine while the owner keeps
+// appending: the owner writes only past what the snapshot sees. Run with
+// -race, this fails if a write and a read ever touch the same memory.
+func TestLogSnapshotReadWhileOwnerAppends(t *testing.T) {
+	c := nous.NewContext()
+	for i := range 600 { // past one chunk, so full chunks and a tail exist
+		require.NoError(t, c.AddMessage(nous.UserMessage(fmt.Sprint(i))))
+	}
+	done := make(chan []nous.Event)
+	for range 4 {
+		l := c.Log()
+		go func() { done <- l.Events() }()
+	}
+	for i := range 1200 {
+		require.NoError(t, c.LogEvent(nous.EventStepStart, map[string]any{"i": i}))
+	}
+	for range 4 {
+		events := <-done
+		require.Len(t, events, 600)
+		for i, e := range events {
+			require.Equal(t, int64(i+1), e.Seq)
+		}
+	}
 }
