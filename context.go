@@ -362,27 +362,33 @@ func (c *Context) Messages() []Message {
 // while the iteration runs.
 func (c *Context) All() iter.Seq2[int, Message] {
 	return func(yield func(int, Message) bool) {
-		view := c.view
-		i := 0
-		switch c.leadMode {
-		case leadSynthetic:
-			if !yield(0, c.lead) {
-				return
-			}
-			i = 1
-		case leadOverlaid: // the lead stands for view[0]
-			if !yield(0, c.lead) {
-				return
-			}
-			view, i = view[1:], 1
+		if c.leadMode != leadNone {
+			c.allWithLead(yield)
+			return
 		}
 		log := &c.log
-		for _, seq := range view {
+		for i, seq := range c.view {
 			if !yield(i, log.rec(seq).msg) {
 				return
 			}
-			i++
 		}
+	}
+}
+
+// allWithLead is All when the overlay changes the view's first message.
+func (c *Context) allWithLead(yield func(int, Message) bool) {
+	if !yield(0, c.lead) {
+		return
+	}
+	view, i := c.view, 1
+	if c.leadMode == leadOverlaid { // the lead stands for view[0]
+		view = view[1:]
+	}
+	for _, seq := range view {
+		if !yield(i, c.log.rec(seq).msg) {
+			return
+		}
+		i++
 	}
 }
 
