@@ -78,6 +78,11 @@ type Context struct {
 	// Logger receives the package's warnings; nil means slog.Default().
 	Logger *slog.Logger
 
+	// lists holds, by deps key, the []any lists ContextUpdate.Apply made,
+	// with their spare capacity; Deps holds them clipped. It is a cache an
+	// Apply checks against Deps before use, never state of its own.
+	lists map[string][]any
+
 	log        SessionLog
 	view       []int64 // seqs of the events whose messages make up the view
 	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
@@ -589,6 +594,7 @@ func (c *Context) Clone() *Context {
 	d.Deps = jsonx.CloneMap(c.Deps)
 	d.ToolCalls = cloneToolCalls(c.ToolCalls)
 	d.Callbacks = maps.Clone(c.Callbacks)
+	d.lists = nil // d.Deps is a deep copy: no list of c's is in it
 	d.log = c.log.fork()
 	d.view = slices.Clip(c.view)
 	d.viewShared, c.viewShared = true, true

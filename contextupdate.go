@@ -209,12 +209,19 @@ func (u ContextUpdate) ToDeps(initial map[string]any) (map[string]any, error) {
 // returns what they change.
 func (u ContextUpdate) reduce(base map[string]any) (*reducer, error) {
 	r := &reducer{base: base}
-	for i, op := range u.ops() {
-		if err := r.apply(op); err != nil {
-			return nil, fmt.Errorf("nous: update operation %d (%s %q): %w", i, op.Kind, op.Key, err)
-		}
+	if err := u.reduceInto(r); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+func (u ContextUpdate) reduceInto(r *reducer) error {
+	for i, op := range u.ops() {
+		if err := r.apply(op); err != nil {
+			return fmt.Errorf("nous: update operation %d (%s %q): %w", i, op.Kind, op.Key, err)
+		}
+	}
+	return nil
 }
 
 // reducer applies operations over a base map it never writes: the keys they
@@ -227,6 +234,7 @@ type reducer struct {
 	changed map[string]change
 	owned   map[uintptr]bool // maps this reduction made, by address
 	lists   map[string]bool  // keys whose list this reduction made
+	spare   map[string][]any // lists the context made, with their spare capacity
 }
 
 // change is the new state of one key.
@@ -326,7 +334,11 @@ func (r *reducer) append(key string, item any) error {
 	}
 	if l, ok := cur.([]any); ok {
 		if !r.lists[key] {
-			l = append(make([]any, 0, max(2*len(l), 4)), l...)
+			if sp := r.spare[key]; len(sp) == len(l) && len(l) > 0 && &sp[0] == &l[0] {
+				l = sp // the context's own list: its spare capacity is ours
+			} else {
+				l = append(make([]any, 0, max(2*len(l), 4)), l...)
+			}
 			r.markList(key)
 		}
 		r.put(key, append(l, item))
@@ -377,17 +389,28 @@ func (u ContextUpdate) Apply(c *Context) error {
 	if u.n == 0 {
 		return nil
 	}
-	r, err := u.reduce(c.Deps)
-	if err != nil {
+	r := &reducer{base: c.Deps, spare: c.lists}
+	if err := u.reduceInto(r); err != nil {
 		return err
 	}
 	if c.Deps == nil && len(r.changed) > 0 {
 		c.Deps = make(map[string]any, len(r.changed))
 	}
 	for k, ch := range r.changed {
-		if ch.deleted {
+		delete(c.lists, k)
+		switch l, isList := ch.value.([]any); {
+		case ch.deleted:
 			delete(c.Deps, k)
-		} else {
+		case isList && r.lists[k] && cap(l) > len(l):
+			// A list this reduction made: the context keeps it with its
+			// spare capacity and shows it clipped, so that no one else can
+			// append into that capacity and the next Apply can.
+			if c.lists == nil {
+				c.lists = map[string][]any{}
+			}
+			c.lists[k] = l
+			c.Deps[k] = slices.Clip(l)
+		default:
 			c.Deps[k] = ch.value
 		}
 	}
