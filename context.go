@@ -539,7 +539,13 @@ func (c *Context) refreshLead() {
 		}
 		c.lead, c.leadMode = m, leadOverlaid
 	default:
-		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: c.overlayAt}, leadSynthetic
+		// Stamped like the message it goes before, so that the view's
+		// timestamps do not decrease.
+		at := c.overlayAt
+		if len(c.view) > 0 {
+			at = c.log.rec(c.view[0]).msg.CreatedAt
+		}
+		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: at}, leadSynthetic
 	}
 }
 
@@ -575,7 +581,7 @@ func (c *Context) PatchDanglingToolCalls() int {
 }
 
 // ToRunContext returns the snapshot a tool receives: a deep copy of the deps
-// (nested map[string]any and []any included) and the usage, changed by opts.
+// (every map and slice in them, at any depth) and the usage, changed by opts.
 // Neither the context nor the snapshot sees the other's later writes, so the
 // snapshot may be read on another goroutine while the owner goes on.
 func (c *Context) ToRunContext(opts ...RunContextOption) RunContext {

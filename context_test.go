@@ -1233,3 +1233,24 @@ func TestErrorTexts(t *testing.T) {
 	assert.ErrorIs(t, err, nous.ErrOutOfRange)
 	assert.NotErrorIs(t, err, nous.ErrInvalidMessage)
 }
+
+// The overlay's own system message is stamped like the message it goes
+// before, so the view's timestamps never decrease.
+func TestOverlayMessageKeepsTimestampsInOrder(t *testing.T) {
+	c := nous.NewContext()
+	first := nous.UserMessage("hi")
+	first.CreatedAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, c.AddMessage(first))
+	c.SetSystemPromptOverlay("be brief")
+	msgs := c.Messages()
+	require.Len(t, msgs, 2)
+	require.Equal(t, nous.RoleSystem, msgs[0].Role)
+	require.Equal(t, first.CreatedAt, msgs[0].CreatedAt)
+
+	// Set on an empty context, it takes the first message's time once
+	// there is one.
+	d := nous.NewContext()
+	d.SetSystemPromptOverlay("be brief")
+	require.NoError(t, d.AddMessage(first))
+	require.Equal(t, first.CreatedAt, d.Messages()[0].CreatedAt)
+}

@@ -101,6 +101,9 @@ func (p *ContentPart) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// hasContent reports whether p carries anything: content or options.
+func (p ContentPart) hasContent() bool { return p.Content != "" || len(p.Options) > 0 }
+
 // ToolCall is a model's request to run a tool.
 type ToolCall struct {
 	ID   string `json:"id"`
@@ -208,8 +211,10 @@ func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
 //   - a tool message carries a ToolCallID, and no other role does;
 //   - only an assistant message carries tool calls, each with an ID and with
 //     Arguments that are absent or a JSON object;
-//   - the content (Content or Parts) is not empty, except for an assistant
-//     message, which may carry only tool calls or nothing while streaming;
+//   - the content is not empty: Content, or a part with content or options
+//     (a redacted thinking block carries only options), except for an
+//     assistant message, which may carry only tool calls or nothing while
+//     streaming;
 //   - every part has a known type.
 func (m Message) Validate() error {
 	if !m.Role.Valid() {
@@ -232,13 +237,13 @@ func (m Message) Validate() error {
 			return fmt.Errorf("nous: tool call %q: arguments are not a JSON object: %w", tc.ID, ErrInvalidMessage)
 		}
 	}
-	if m.Role != RoleAssistant && m.Content == "" && len(m.Parts) == 0 {
-		return fmt.Errorf("nous: %s message with empty content: %w", m.Role, ErrInvalidMessage)
-	}
 	for i, p := range m.Parts {
 		if !p.Type.Valid() {
 			return fmt.Errorf("nous: part %d has unknown type %q: %w", i, p.Type, ErrInvalidMessage)
 		}
+	}
+	if m.Role != RoleAssistant && m.Content == "" && !slices.ContainsFunc(m.Parts, ContentPart.hasContent) {
+		return fmt.Errorf("nous: %s message with empty content: %w", m.Role, ErrInvalidMessage)
 	}
 	return nil
 }

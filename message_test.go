@@ -331,3 +331,15 @@ func TestEmptyArgumentsAreNone(t *testing.T) {
 	_, err = json.Marshal(c.Log().Events())
 	assert.NoError(t, err)
 }
+
+// A part counts as content when it has content or options: an empty text
+// part does not, a redacted thinking block (only its opaque data) does.
+func TestValidatePartsMustCarrySomething(t *testing.T) {
+	err := nous.UserMessageParts(nous.TextPart("")).Validate()
+	require.ErrorIs(t, err, nous.ErrInvalidMessage)
+	require.Contains(t, err.Error(), "empty content")
+
+	redacted := nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{"data": "opaque"}}
+	require.NoError(t, nous.UserMessageParts(nous.TextPart(""), redacted).Validate())
+	require.NoError(t, nous.UserMessageParts(nous.ImageURLPart("https://x/y.png")).Validate())
+}
