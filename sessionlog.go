@@ -119,6 +119,19 @@ func (l *SessionLog) All() iter.Seq[Event] {
 	}
 }
 
+// Since returns an iterator over the events after seq, in append order, each
+// a copy the caller owns. A store that has saved events up to seq appends
+// the rest with it; it costs the events it yields, not the whole log.
+func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for s := max(seq, 0) + 1; s <= int64(l.Len()); s++ {
+			if !yield(l.rec(s).event()) {
+				return
+			}
+		}
+	}
+}
+
 // Event returns the event with the given seq, a copy the caller owns, and
 // false when there is none.
 func (l *SessionLog) Event(seq int64) (Event, bool) {

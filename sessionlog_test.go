@@ -204,3 +204,27 @@ func TestLogSnapshotReadWhileOwnerAppends(t *testing.T) {
 		}
 	}
 }
+
+func TestLogSince(t *testing.T) {
+	c := nous.NewContext()
+	for i := range 700 {
+		require.NoError(t, c.LogEvent(nous.EventStepStart, map[string]any{"i": i}))
+	}
+	all := c.Log().Events()
+	for _, seq := range []int64{-5, 0, 1, 511, 512, 513, 699, 700, 800} {
+		var got []nous.Event
+		for e := range c.Log().Since(seq) {
+			got = append(got, e)
+		}
+		from := min(max(seq, 0), 700)
+		require.Equal(t, all[from:], append([]nous.Event{}, got...), "since %d", seq)
+	}
+	n := 0
+	for range c.Log().Since(10) {
+		n++
+		if n == 3 {
+			break
+		}
+	}
+	require.Equal(t, 3, n)
+}
