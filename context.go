@@ -53,8 +53,8 @@ type ApprovalHandler func(call ToolCall) (ToolCall, bool)
 // an independent context. A Context must not be copied by value; use Clone.
 //
 // The exported fields are plain state the owner may read and set. The runtime
-// fields (CancellationCheck, Callbacks, Notify, ApprovalHandler, Logger) are
-// never serialized; a restored context has them unset.
+// fields (Stream, CancellationCheck, Callbacks, Notify, ApprovalHandler,
+// Logger) are never serialized; a restored context has them unset.
 type Context struct {
 	SystemPrompt  string
 	Deps          map[string]any
@@ -64,7 +64,7 @@ type Context struct {
 	MaxIterations int
 	AgentName     string
 	StartedAt     time.Time
-	Stream        bool       // the runner streams responses
+	Stream        bool       // the runner streams responses; runtime-only
 	ToolCalls     []ToolCall // every tool call recorded by AddToolCall
 
 	// CancellationCheck, when set, returns an error once the run must stop.

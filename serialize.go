@@ -62,7 +62,6 @@ type wireContext struct {
 	MaxIterations int        `json:"max_iterations"`
 	StartedAt     *time.Time `json:"started_at"`
 	AgentName     string     `json:"agent_name"`
-	Stream        bool       `json:"stream,omitzero"`
 	Log           wireLog    `json:"log"`
 }
 
@@ -79,7 +78,7 @@ type wireLog struct {
 // readers of version 1.
 //
 // Never written: the runtime-only fields (CancellationCheck, Callbacks,
-// Notify, ApprovalHandler, Logger), the system-prompt overlay, deps and event
+// Notify, ApprovalHandler, Stream, Logger), the system-prompt overlay, deps and event
 // data whose key contains, in any case and at any depth, one of api_key,
 // apikey, token, secret, password, passwd, authorization, credential,
 // private_key, access_key, auth_token or bearer, and values JSON cannot hold
@@ -102,7 +101,6 @@ func (c *Context) Serialize() ([]byte, error) {
 		Iteration:     c.Iteration,
 		MaxIterations: c.MaxIterations,
 		AgentName:     c.AgentName,
-		Stream:        c.Stream,
 		Log:           wireLog{ID: c.log.id.String()},
 	}
 	if parent, seq, ok := c.log.Parent(); ok {
@@ -486,7 +484,6 @@ type wireInput struct {
 	MaxIterations *int            `json:"max_iterations"`
 	StartedAt     json.RawMessage `json:"started_at"`
 	AgentName     string          `json:"agent_name"`
-	Stream        bool            `json:"stream"`
 	Log           *wireLogInput   `json:"log"`
 }
 
@@ -720,7 +717,6 @@ func restoreState(w *wireInput, v1 bool) (*Context, error) {
 		Iteration:     w.Iteration,
 		MaxIterations: 10,
 		AgentName:     w.AgentName,
-		Stream:        w.Stream,
 	}
 	if w.MaxIterations != nil {
 		c.MaxIterations = *w.MaxIterations
@@ -798,7 +794,6 @@ func locateError(data []byte, cause error) error {
 		Iteration     json.RawMessage `json:"iteration"`
 		MaxIterations json.RawMessage `json:"max_iterations"`
 		AgentName     json.RawMessage `json:"agent_name"`
-		Stream        json.RawMessage `json:"stream"`
 		Log           json.RawMessage `json:"log"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -817,7 +812,6 @@ func locateError(data []byte, cause error) error {
 		{"iteration", raw.Iteration, new(int)},
 		{"max_iterations", raw.MaxIterations, new(int)},
 		{"agent_name", raw.AgentName, new(string)},
-		{"stream", raw.Stream, new(bool)},
 	}
 	for _, f := range fields {
 		if len(f.raw) == 0 {
