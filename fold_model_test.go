@@ -1,9 +1,11 @@
 package nous_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -19,22 +21,37 @@ import (
 )
 
 // The model-based test of the fold: long random sequences of every operation
-// that changes a context, each applied both to a Context and to a plain
+// that changes a context (messages, bookkeeping events, replacements, the
+// overlay, clones, patches, ContextUpdates alone and combined, and a
+// serialize and restore), each applied both to a Context and to a plain
 // model (a []Message, the seqs of the events behind it, the events expected
-// in the log, the overlay and NeedsResponse), compared after every step.
+// in the log, the overlay, NeedsResponse, the deps as a naive reducer makes
+// them and the warnings expected), compared after every step: in full for
+// the contexts the step touched, and for the others at every fourth step
+// (in between, their lengths, deps and flags).
 //
-// Replay a failure with the seed it prints:
+// Replay a failure with the seed it prints; run longer with -nous.long:
 //
 //	go test -run TestFoldModel -nous.seed=N .
+//	go test -run TestFoldModel -nous.long .
 
-// The flag may be registered by another test of the package too (the
-// differential tests share it); register it only once.
+// The flags may be registered by another test of the package too (the
+// differential tests share -nous.seed); register each only once.
 var _ = func() bool {
 	if flag.Lookup("nous.seed") == nil {
 		flag.Uint64("nous.seed", 0, "seed of the model-based and differential tests (0: a fixed seed and a random one)")
 	}
+	if flag.Lookup("nous.long") == nil {
+		flag.Bool("nous.long", false, "run the model-based tests for many more steps")
+	}
 	return true
 }()
+
+// modelLong reports whether -nous.long was given.
+func modelLong() bool {
+	f := flag.Lookup("nous.long")
+	return f != nil && f.Value.String() == "true"
+}
 
 // modelSeeds returns the seed given with -nous.seed, or a fixed seed and a
 // random one.
@@ -64,18 +81,47 @@ type foldModel struct {
 	overlay       string
 	needsResponse bool
 	logID         string
+	deps          map[string]any // never shared with the context, nor with another model
+	warns         *modelWarnings // shared by the models of a run, as Clone shares the logger
+}
+
+// newFoldModel returns a new context and its model. The context logs to
+// warns, which counts the warnings.
+func newFoldModel(name string, warns *modelWarnings) *foldModel {
+	c := nous.NewContext(nous.WithLogger(slog.New(warns)))
+	return &foldModel{name: name, c: c, needsResponse: true, logID: c.Log().ID().String(), deps: map[string]any{}, warns: warns}
 }
 
 func (m *foldModel) clone(name string) *foldModel {
-	d := &foldModel{name: name, c: m.c.Clone(), overlay: m.overlay, needsResponse: m.needsResponse}
+	d := &foldModel{name: name, c: m.c.Clone(), overlay: m.overlay, needsResponse: m.needsResponse, warns: m.warns}
 	for _, msg := range m.msgs {
 		d.msgs = append(d.msgs, modelCopy(msg))
 	}
 	d.seqs = slices.Clone(m.seqs)
 	d.events = slices.Clone(m.events) // their Data are never written
 	d.logID = d.c.Log().ID().String()
+	d.deps = jsonCopyMap(m.deps)
 	return d
 }
+
+// modelWarnings is the slog handler of a run's contexts. It counts the
+// warnings they log, beside the count the model expects: one for each log
+// event an update drops, and no other.
+type modelWarnings struct {
+	want, got int
+	last      string
+}
+
+func (w *modelWarnings) Enabled(context.Context, slog.Level) bool { return true }
+func (w *modelWarnings) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		w.got++
+		w.last = r.Message
+	}
+	return nil
+}
+func (w *modelWarnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *modelWarnings) WithGroup(string) slog.Handler      { return w }
 
 // off is 1 when the overlay shows as a system message of its own at index 0.
 func (m *foldModel) off() int {
@@ -156,6 +202,23 @@ func (m *foldModel) check(t checkT, step int) {
 	require.Equal(t, m.needsResponse, c.NeedsResponse, "%s: NeedsResponse", where)
 	require.Equal(t, m.overlay, c.SystemPromptOverlay(), where)
 	require.Equal(t, m.logID, c.Log().ID().String(), where)
+	require.Equal(t, m.deps, c.Deps, "%s: deps", where)
+	require.Equal(t, m.warns.want, m.warns.got, "%s: warnings (the last: %q)", where, m.warns.last)
+}
+
+// checkQuick is the check of a context the step did not touch: what a
+// change would show at once. The full check runs on every context at
+// regular steps too; running it on all of them at every step would make the
+// test quadratic in the number of contexts as well as in their length.
+func (m *foldModel) checkQuick(t checkT, step int) {
+	t.Helper()
+	where := fmt.Sprintf("step %d, context %s (untouched)", step, m.name)
+	require.Equal(t, len(m.events), m.c.Log().Len(), where)
+	require.Equal(t, len(m.msgs)+m.off(), m.c.Len(), where)
+	require.Equal(t, m.needsResponse, m.c.NeedsResponse, where)
+	require.Equal(t, m.overlay, m.c.SystemPromptOverlay(), where)
+	require.Equal(t, m.logID, m.c.Log().ID().String(), where)
+	require.Equal(t, m.deps, m.c.Deps, "%s: deps", where)
 }
 
 func nonNil(ms []nous.Message) []nous.Message {
@@ -278,9 +341,368 @@ func (g *modelGen) invalid() nous.Message {
 	return nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{ID: "c", Arguments: json.RawMessage(`[1]`)}}}
 }
 
+// modelOp is one operation of a ContextUpdate as the model knows it.
+type modelOp struct {
+	kind  nous.OpKind
+	key   string
+	value any // set and append: the value; merge: a map[string]any
+	typ   nous.EventType
+	data  map[string]any
+}
+
+func (o modelOp) String() string {
+	switch o.kind {
+	case nous.OpLogEvent:
+		return fmt.Sprintf("log_event(%s, %v)", o.typ, o.data)
+	case nous.OpDelete:
+		return fmt.Sprintf("delete(%q)", o.key)
+	}
+	return fmt.Sprintf("%s(%q, %#v)", o.kind, o.key, o.value)
+}
+
+// modelBookkeeping are the types an update's log event may have; FACTS.md's
+// list, not the package's.
+var modelBookkeeping = map[nous.EventType]bool{
+	nous.EventTurnStart: true, nous.EventTurnEnd: true, nous.EventStepStart: true,
+	nous.EventStepEnd: true, nous.EventToolCall: true, nous.EventRequestHeader: true,
+}
+
+// modelReduce is the model's reducer: the semantics of FACTS.md written the
+// naive way, deep copying everything at every operation. It returns the deps
+// after ops, or an error when an append meets a value that is not a list.
+func modelReduce(deps map[string]any, ops []modelOp) (map[string]any, error) {
+	out := jsonCopyMap(deps)
+	for i, o := range ops {
+		switch o.kind {
+		case nous.OpSet:
+			out[o.key] = jsonCopyValue(o.value)
+		case nous.OpDelete:
+			delete(out, o.key)
+		case nous.OpMerge:
+			out[o.key] = modelMerge(out[o.key], o.value.(map[string]any))
+		case nous.OpAppend:
+			switch cur := out[o.key].(type) {
+			case nil: // absent or nil
+				out[o.key] = []any{jsonCopyValue(o.value)}
+			case []any:
+				out[o.key] = append(slices.Clone(cur), jsonCopyValue(o.value))
+			default:
+				return nil, fmt.Errorf("operation %d: append onto a %T", i, cur)
+			}
+		}
+	}
+	return out, nil
+}
+
+// modelMerge returns a deep copy of dst with src deep merged into it.
+func modelMerge(dst any, src map[string]any) any {
+	d, ok := dst.(map[string]any)
+	if !ok || d == nil {
+		return jsonCopyMap(src)
+	}
+	out := jsonCopyMap(d)
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := out[k].(map[string]any); ok {
+				out[k] = modelMerge(dv, sv)
+				continue
+			}
+		}
+		out[k] = jsonCopyValue(v)
+	}
+	return out
+}
+
+// modelAppendable reports whether an append onto key succeeds.
+func modelAppendable(deps map[string]any, key string) bool {
+	switch deps[key].(type) {
+	case nil, []any:
+		return true
+	}
+	return false
+}
+
+// modelBuild builds the update of ops with the builder methods from copies
+// of the values, which it then scribbles over: the update must have made
+// its own copies.
+func modelBuild(ops []modelOp) nous.ContextUpdate {
+	var u nous.ContextUpdate // the zero value is an empty update
+	var handed []any
+	for _, o := range ops {
+		v := jsonCopyValue(o.value)
+		switch o.kind {
+		case nous.OpSet:
+			u = u.Set(o.key, v)
+		case nous.OpMerge:
+			u = u.Merge(o.key, v.(map[string]any))
+		case nous.OpAppend:
+			u = u.Append(o.key, v)
+		case nous.OpDelete:
+			u = u.Delete(o.key)
+		case nous.OpLogEvent:
+			d := jsonCopyMap(o.data)
+			u = u.LogEvent(o.typ, d)
+			v = d
+		}
+		handed = append(handed, v)
+	}
+	for _, v := range handed {
+		switch v := v.(type) {
+		case map[string]any:
+			scribbleMap(v)
+		case []any:
+			scribbleList(v)
+		}
+	}
+	return u
+}
+
+// apply records what applying the update of ops, which returned err, does,
+// and reports whether the update failed: when the model's reducer fails, err
+// must be a type mismatch and nothing changes; otherwise the deps are reduced
+// and the log events logged, but those of a type other than bookkeeping,
+// which are dropped with a warning.
+func (m *foldModel) apply(t checkT, err error, ops []modelOp, op string) (failed bool) {
+	t.Helper()
+	deps, want := modelReduce(m.deps, ops)
+	if want != nil {
+		require.ErrorIs(t, err, nous.ErrTypeMismatch, "%s (the model: %v)", op, want)
+		return true
+	}
+	require.NoError(t, err, op)
+	m.deps = deps
+	for _, o := range ops {
+		switch {
+		case o.kind != nous.OpLogEvent:
+		case modelBookkeeping[o.typ]:
+			m.events = append(m.events, modelEvent{Type: o.typ, Data: jsonCopyMap(o.data)})
+		default:
+			m.warns.want++
+		}
+	}
+	return false
+}
+
+// modelSecret reports whether k names a secret that Serialize never writes.
+func modelSecret(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"api_key", "apikey", "token", "secret", "password", "passwd", "authorization", "credential", "private_key", "access_key", "auth_token", "bearer"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// modelRedact returns a copy of v without its secret keys, at any depth.
+func modelRedact(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return modelRedactMap(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = modelRedact(e)
+		}
+		return out
+	}
+	return v
+}
+
+func modelRedactMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !modelSecret(k) {
+			out[k] = modelRedact(v)
+		}
+	}
+	return out
+}
+
+// restore serializes the context, restores it and carries on with the
+// restored one. What a restore keeps is checked here against the context
+// written (its events exactly, times included, the log's ID, parent and
+// fork seq, the deps, a second Serialize); the model then forgets what is
+// never written (the overlay, the secrets) and the runtime logger is set
+// again, as a caller does.
+func (m *foldModel) restore(t checkT, op string) {
+	t.Helper()
+	old := m.c
+	blob, err := old.Serialize()
+	require.NoError(t, err, op)
+	c, err := nous.Deserialize(blob)
+	require.NoError(t, err, op)
+
+	want := old.Log().Events()
+	for i := range want {
+		want[i].Data = modelRedactMap(want[i].Data)
+	}
+	require.Equal(t, want, c.Log().Events(), "%s: the events", op)
+	require.Equal(t, old.Log().ID(), c.Log().ID(), op)
+	id, seq, ok := old.Log().Parent()
+	id2, seq2, ok2 := c.Log().Parent()
+	require.Equal(t, []any{id, seq, ok}, []any{id2, seq2, ok2}, "%s: the parent", op)
+	require.Equal(t, modelRedactMap(old.Deps), c.Deps, "%s: the deps", op)
+	require.Equal(t, old.NeedsResponse, c.NeedsResponse, op)
+	require.Empty(t, c.SystemPromptOverlay(), op)
+	require.Equal(t, nonNil(m.msgs), nonNil(c.Messages()), "%s: the view without the overlay", op)
+	again, err := c.Serialize()
+	require.NoError(t, err, op)
+	require.Equal(t, string(blob), string(again), "%s: serialize the restored context", op)
+
+	c.Logger = old.Logger
+	m.c, m.overlay = c, ""
+	m.deps = modelRedactMap(m.deps)
+	for i := range m.events {
+		m.events[i].Data = modelRedactMap(m.events[i].Data)
+	}
+}
+
+var (
+	modelDepKeys = []string{"a", "b", "list", "list", "m", "m", "n", "API_Key"}
+	modelSubKeys = []string{"x", "y", "z", "db_Password"}
+)
+
+// depValue returns a value whose JSON round trip is exact: no whole floats,
+// no nil maps or lists.
+func (g *modelGen) depValue(depth int) any {
+	switch g.r.IntN(10) {
+	case 0:
+		return "s" + strconv.Itoa(g.next())
+	case 1:
+		return g.next() * (1 - 2*g.r.IntN(2))
+	case 2:
+		return g.r.IntN(2) == 0
+	case 3:
+		return 0.25 + float64(g.r.IntN(8))
+	case 4:
+		return nil
+	case 5, 6:
+		if depth < 3 {
+			return g.depMap(depth + 1)
+		}
+	case 7, 8:
+		if depth < 3 {
+			return g.depList(depth + 1)
+		}
+	}
+	return "v" + strconv.Itoa(g.next())
+}
+
+func (g *modelGen) depMap(depth int) map[string]any {
+	m := map[string]any{}
+	for range g.r.IntN(4) {
+		m[modelSubKeys[g.r.IntN(len(modelSubKeys))]] = g.depValue(depth)
+	}
+	return m
+}
+
+func (g *modelGen) depList(depth int) []any {
+	l := []any{}
+	for range g.r.IntN(4) {
+		l = append(l, g.depValue(depth))
+	}
+	return l
+}
+
+// depOp returns an operation that cannot fail on deps.
+func (g *modelGen) depOp(deps map[string]any) modelOp {
+	key := modelDepKeys[g.r.IntN(len(modelDepKeys))]
+	switch x := g.r.IntN(20); {
+	case x < 4:
+		return modelOp{kind: nous.OpSet, key: key, value: g.depValue(1)}
+	case x < 8:
+		return modelOp{kind: nous.OpMerge, key: key, value: g.depMap(1)}
+	case x < 13:
+		if !modelAppendable(deps, key) {
+			var keys []string
+			for _, k := range modelDepKeys {
+				if modelAppendable(deps, k) {
+					keys = append(keys, k)
+				}
+			}
+			if len(keys) == 0 {
+				return modelOp{kind: nous.OpDelete, key: key}
+			}
+			key = keys[g.r.IntN(len(keys))]
+		}
+		return modelOp{kind: nous.OpAppend, key: key, value: g.depValue(1)}
+	case x < 15:
+		return modelOp{kind: nous.OpDelete, key: key}
+	}
+	// A log event: mostly bookkeeping; else a surface or unknown type,
+	// which Apply drops with a warning.
+	types := []nous.EventType{
+		nous.EventTurnStart, nous.EventTurnEnd, nous.EventStepStart, nous.EventStepEnd, nous.EventToolCall, nous.EventRequestHeader,
+		nous.EventTurnStart, nous.EventToolCall, nous.EventUserMessage, nous.EventReplace, nous.EventToolResult, "nope",
+	}
+	o := modelOp{kind: nous.OpLogEvent, typ: types[g.r.IntN(len(types))]}
+	if g.r.IntN(3) != 0 {
+		o.data = g.depMap(1)
+	}
+	return o
+}
+
+// failingOps returns operations that end with an append onto a value that
+// is not a list.
+func (g *modelGen) failingOps(deps map[string]any) []modelOp {
+	var keys []string
+	for _, k := range modelDepKeys {
+		if !modelAppendable(deps, k) {
+			keys = append(keys, k)
+		}
+	}
+	item := g.depValue(1)
+	if len(keys) == 0 || g.r.IntN(3) == 0 {
+		key := modelDepKeys[g.r.IntN(len(modelDepKeys))]
+		scalars := []any{"text", 7, false, 0.5, map[string]any{"x": []any{1}}}
+		return []modelOp{
+			{kind: nous.OpSet, key: key, value: scalars[g.r.IntN(len(scalars))]},
+			{kind: nous.OpAppend, key: key, value: item},
+		}
+	}
+	return []modelOp{{kind: nous.OpAppend, key: keys[g.r.IntN(len(keys))], value: item}}
+}
+
+// update returns the operations of an update of up to five operations
+// (none too) and the deps after them; when fail, they also hold failing
+// operations somewhere, and the deps returned are deps.
+func (g *modelGen) update(deps map[string]any, fail bool) ([]modelOp, map[string]any) {
+	n := g.r.IntN(6)
+	failAt := -1
+	if fail {
+		failAt = g.r.IntN(n + 1)
+	}
+	var ops []modelOp
+	state := deps
+	for i := range n + 1 {
+		if i == failAt {
+			ops = append(ops, g.failingOps(state)...)
+		}
+		if i == n {
+			break
+		}
+		o := g.depOp(state)
+		ops = append(ops, o)
+		if s, err := modelReduce(state, []modelOp{o}); err == nil {
+			state = s
+		}
+	}
+	if fail {
+		return ops, deps
+	}
+	return ops, state
+}
+
 func TestFoldModel(t *testing.T) {
 	steps, runs := 300, 2
-	if testing.Short() {
+	switch {
+	case modelLong():
+		steps, runs = 1000, 8
+	case testing.Short():
 		steps, runs = 100, 1
 	}
 	for _, seed := range modelSeeds(t) {
@@ -296,8 +718,7 @@ func TestFoldModel(t *testing.T) {
 
 func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 	g := &modelGen{r: r}
-	first := &foldModel{name: "c0", c: nous.NewContext(), needsResponse: true}
-	first.logID = first.c.Log().ID().String()
+	first := newFoldModel("c0", &modelWarnings{})
 	models := []*foldModel{first}
 	var trace []string
 	defer func() {
@@ -307,6 +728,10 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 		}
 	}()
 	clones := 0
+	stats := map[string]int{}
+	defer func() {
+		t.Logf("run %d: %d steps, operations %v, log events dropped %d", run, steps, stats, first.warns.want)
+	}()
 	if r.IntN(2) == 0 {
 		// Half the runs start the way most conversations do.
 		sys := nous.Message{Role: nous.RoleSystem, Content: "system prompt", CreatedAt: at(0)}
@@ -317,9 +742,11 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 	for step := range steps {
 		m := models[r.IntN(len(models))]
 		c := m.c
-		var op string
-		switch x := r.IntN(100); {
+		touched := []*foldModel{m}
+		var op, kind string
+		switch x := r.IntN(120); {
 		case x < 30: // add one
+			kind = "add"
 			msg := g.message()
 			source := ""
 			if r.IntN(8) == 0 {
@@ -336,6 +763,7 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 				scribbleMessage(&msg)
 			}
 		case x < 40: // add a batch, sometimes with an invalid message in it
+			kind = "batch"
 			batch := make([]nous.Message, r.IntN(5))
 			for i := range batch {
 				batch[i] = g.message()
@@ -358,9 +786,11 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 				scribbleMessage(&batch[i])
 			}
 		case x < 45: // an invalid single message
+			kind = "invalid"
 			op = m.name + ".AddMessage(invalid)"
 			require.ErrorIs(t, c.AddMessage(g.invalid()), nous.ErrInvalidMessage, op)
 		case x < 55: // a bookkeeping event, or a refused one
+			kind = "log event"
 			types := []nous.EventType{nous.EventTurnStart, nous.EventTurnEnd, nous.EventStepStart, nous.EventStepEnd, nous.EventToolCall, nous.EventRequestHeader, nous.EventUserMessage, nous.EventReplace, "nope"}
 			typ := types[r.IntN(len(types))]
 			var data map[string]any
@@ -377,6 +807,7 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 				require.Error(t, err, op)
 			}
 		case x < 72: // replace a range (often a single message, sometimes out of range)
+			kind = "replace"
 			n := len(m.msgs) + m.off()
 			first := r.IntN(n+2) - 1
 			if r.IntN(4) == 0 {
@@ -420,11 +851,13 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			}
 			scribbleMessage(&msg)
 		case x < 80: // the overlay
+			kind = "overlay"
 			text := []string{"", "", "overlay A", "overlay B\nline two"}[r.IntN(4)]
 			op = fmt.Sprintf("%s.SetSystemPromptOverlay(%q)", m.name, text)
 			c.SetSystemPromptOverlay(text)
 			m.overlay = text
 		case x < 86: // clone, then both diverge
+			kind = "clone"
 			if len(models) >= 4 {
 				// forget one, so that new clones keep coming
 				i := r.IntN(len(models))
@@ -441,7 +874,51 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			require.Equal(t, int64(len(m.events)), seq, op)
 			require.NotEqual(t, m.logID, d.logID, op)
 			models = append(models, d)
+			touched = append(touched, d)
+		case x >= 100 && x < 112: // apply an update; one in five fails
+			kind = "update"
+			fail := r.IntN(5) == 0
+			ops, _ := g.update(m.deps, fail)
+			u := modelBuild(ops)
+			op = fmt.Sprintf("%s: apply %v", m.name, ops)
+			require.Equal(t, len(ops), u.Len(), op)
+			var before ctxState
+			var deps map[string]any
+			if fail {
+				before, deps = stateOf(c), jsonCopyMap(c.Deps)
+			}
+			err := u.Apply(c)
+			require.Equal(t, fail, m.apply(t, err, ops, op), "%s: failed: %v", op, err)
+			if fail {
+				// Besides the model's check: exactly as it was.
+				kind = "failed update"
+				require.Equal(t, before, stateOf(c), op)
+				require.Equal(t, deps, c.Deps, op)
+			}
+		case x >= 112 && x < 116: // combined updates against the same one by one
+			kind = "combine"
+			var d *foldModel
+			d, op = combineStep(t, r, g, m, fmt.Sprintf("c%d", clones+1))
+			if len(models) < 4 {
+				clones++
+				models = append(models, d)
+				touched = append(touched, d)
+			} else {
+				d.check(t, step)
+			}
+		case x >= 116: // serialize, restore and carry on with the restored context
+			kind = "restore"
+			overlay := m.overlay
+			op = fmt.Sprintf("%s = Deserialize(%s.Serialize())", m.name, m.name)
+			m.restore(t, op)
+			if overlay != "" && r.IntN(2) == 0 {
+				// The overlay comes from configuration: a runner sets it again.
+				op += "; SetSystemPromptOverlay(" + strconv.Quote(overlay) + ")"
+				m.c.SetSystemPromptOverlay(overlay)
+				m.overlay = overlay
+			}
 		default: // patch dangling tool calls
+			kind = "patch"
 			answered := map[string]bool{}
 			for _, msg := range m.msgs {
 				if msg.Role == nous.RoleTool {
@@ -474,10 +951,66 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			}
 		}
 		trace = append(trace, fmt.Sprintf("%d: %s", step, op))
+		stats[kind]++
+		full := step%4 == 3 || step == steps-1
 		for _, x := range models {
-			x.check(t, step)
+			if full || slices.Contains(touched, x) {
+				x.check(t, step)
+			} else {
+				x.checkQuick(t, step)
+			}
 		}
 	}
+}
+
+// combineStep applies updates, combined, to m or to a clone of it, and one
+// by one to the other, and checks that both get the same deps and events.
+// It returns the clone's model and the operation's description.
+func combineStep(t *testing.T, r *rand.Rand, g *modelGen, m *foldModel, name string) (*foldModel, string) {
+	d := m.clone(name)
+	n0 := len(m.events)
+	k := 2 + r.IntN(3)
+	failing := -1
+	if r.IntN(6) == 0 {
+		failing = r.IntN(k)
+	}
+	ops := make([][]modelOp, k)
+	us := make([]nous.ContextUpdate, k)
+	before := make([][]nous.Operation, k)
+	var all []modelOp
+	total := 0
+	state := m.deps
+	for i := range k {
+		ops[i], state = g.update(state, i == failing)
+		us[i] = modelBuild(ops[i])
+		before[i] = us[i].Operations()
+		all = append(all, ops[i]...)
+		total += us[i].Len()
+	}
+	combined, separate := m, d
+	if r.IntN(2) == 0 {
+		combined, separate = d, m
+	}
+	op := fmt.Sprintf("%s := %s.Clone(); Combine(%v).Apply(%s), one by one on %s", d.name, m.name, ops, combined.name, separate.name)
+
+	u := nous.Combine(us...)
+	require.Equal(t, total, u.Len(), op)
+	combined.apply(t, u.Apply(combined.c), all, op)
+	for i := range us {
+		separate.apply(t, us[i].Apply(separate.c), ops[i], fmt.Sprintf("%s: update %d", op, i))
+	}
+	for i := range us {
+		require.Equal(t, before[i], us[i].Operations(), "%s: Combine changed update %d", op, i)
+	}
+	if failing < 0 {
+		require.Equal(t, combined.c.Deps, separate.c.Deps, op)
+		a, b := combined.c.Log().Events()[n0:], separate.c.Log().Events()[n0:]
+		require.Equal(t, len(a), len(b), op)
+		for i := range a {
+			require.Equal(t, []any{a[i].Type, a[i].Data}, []any{b[i].Type, b[i].Data}, "%s: event %d", op, n0+i+1)
+		}
+	}
+	return d, op
 }
 
 // modelCopy returns a deep copy of m, made without the package's own copy.
@@ -536,16 +1069,41 @@ func jsonCopyValue(v any) any {
 // TestFoldModelCheckCanFail makes sure the model's check is not vacuous: a
 // context that differs from its model in any one respect fails it.
 func TestFoldModelCheckCanFail(t *testing.T) {
+	setup := []modelOp{
+		{kind: nous.OpSet, key: "m", value: map[string]any{"x": map[string]any{"a": 1}}},
+		{kind: nous.OpAppend, key: "list", value: 1},
+		{kind: nous.OpSet, key: "API_Key", value: "k"},
+		{kind: nous.OpLogEvent, typ: nous.EventTurnStart, data: map[string]any{"n": 1, "Token": "t"}},
+	}
 	good := func() *foldModel {
-		c := nous.NewContext()
-		m := &foldModel{name: "c", c: c, needsResponse: true, logID: c.Log().ID().String()}
+		m := newFoldModel("c", &modelWarnings{})
 		for _, msg := range []nous.Message{mSystem("s"), mUser("u")} {
-			require.NoError(t, c.AddMessage(msg))
+			require.NoError(t, m.c.AddMessage(msg))
 			m.add(msg, "")
 		}
+		m.apply(t, modelBuild(setup).Apply(m.c), setup, "setup")
 		return m
 	}
-	good().check(t, 0)
+	restored := func(m *foldModel) { m.restore(t, "restore") }
+	apply := func(m *foldModel, ops ...modelOp) error { return modelBuild(ops).Apply(m.c) }
+
+	// The model, kept right, passes: the breaks below fail for what they
+	// break, not for what they share with it.
+	m := good()
+	m.check(t, 0)
+	for _, ops := range [][]modelOp{
+		{{kind: nous.OpAppend, key: "list", value: 2}},
+		{{kind: nous.OpMerge, key: "m", value: map[string]any{"x": map[string]any{"b": 2}}}},
+		{{kind: nous.OpSet, key: "a", value: 1}, {kind: nous.OpAppend, key: "m", value: 1}},
+		{{kind: nous.OpLogEvent, typ: nous.EventUserMessage}, {kind: nous.OpLogEvent, typ: nous.EventToolCall, data: map[string]any{"n": 1}}},
+	} {
+		m.apply(t, apply(m, ops...), ops, fmt.Sprint(ops))
+		m.check(t, 0)
+	}
+	m.c.SetSystemPromptOverlay("o")
+	m.overlay = "o"
+	restored(m)
+	m.check(t, 0)
 	breaks := map[string]func(m *foldModel){
 		"a message more":     func(m *foldModel) { _ = m.c.AddMessage(mUser("x")) },
 		"a bookkeeping more": func(m *foldModel) { _ = m.c.LogEvent(nous.EventTurnEnd, nil) },
@@ -557,6 +1115,69 @@ func TestFoldModelCheckCanFail(t *testing.T) {
 		"event type":         func(m *foldModel) { m.events[0].Type = nous.EventUserMessage },
 		"event data":         func(m *foldModel) { m.events[0].Data = map[string]any{} },
 		"replaced":           func(m *foldModel) { _ = m.c.ReplaceMessage(1, mUser("u")) },
+
+		// The deps, and a model that gets one operation wrong.
+		"context deps":        func(m *foldModel) { m.c.Deps["a"] = 1 },
+		"nested context deps": func(m *foldModel) { m.c.Deps["m"].(map[string]any)["x"].(map[string]any)["a"] = 2 },
+		"model deps":          func(m *foldModel) { m.deps["list"] = []any{1, 1} },
+		"append prepends": func(m *foldModel) {
+			_ = apply(m, modelOp{kind: nous.OpAppend, key: "list", value: 2})
+			m.deps["list"] = []any{2, 1}
+		},
+		"shallow merge": func(m *foldModel) {
+			_ = apply(m, modelOp{kind: nous.OpMerge, key: "m", value: map[string]any{"x": map[string]any{"b": 2}}})
+			m.deps["m"] = map[string]any{"x": map[string]any{"b": 2}}
+		},
+		"failed update half applied": func(m *foldModel) {
+			_ = apply(m, modelOp{kind: nous.OpSet, key: "a", value: 1}, modelOp{kind: nous.OpAppend, key: "m", value: 1})
+			m.deps["a"] = 1
+		},
+		"refused log event logged": func(m *foldModel) {
+			_ = apply(m, modelOp{kind: nous.OpLogEvent, typ: nous.EventUserMessage})
+			m.events = append(m.events, modelEvent{Type: nous.EventUserMessage})
+			m.warns.want++
+		},
+		"drop without a warning": func(m *foldModel) {
+			_ = apply(m, modelOp{kind: nous.OpLogEvent, typ: nous.EventReplace})
+		},
+		"update event data": func(m *foldModel) {
+			_ = apply(m, modelOp{kind: nous.OpLogEvent, typ: nous.EventToolCall, data: map[string]any{"n": 1}})
+			m.events = append(m.events, modelEvent{Type: nous.EventToolCall, Data: map[string]any{"n": 2}})
+		},
+
+		// A restore the model gets wrong.
+		"overlay kept by the model": func(m *foldModel) {
+			m.c.SetSystemPromptOverlay("o")
+			m.overlay = "o"
+			restored(m)
+			m.overlay = "o"
+		},
+		"overlay kept by the context": func(m *foldModel) {
+			restored(m)
+			m.c.SetSystemPromptOverlay("o")
+		},
+		"deps not redacted": func(m *foldModel) {
+			deps := jsonCopyMap(m.deps)
+			restored(m)
+			m.deps = deps
+		},
+		"event data not redacted": func(m *foldModel) {
+			events := slices.Clone(m.events)
+			restored(m)
+			m.events = events
+		},
+		"restored deps lost": func(m *foldModel) {
+			restored(m)
+			m.c.Deps = map[string]any{}
+		},
+		"restored with a new log": func(m *foldModel) {
+			restored(m)
+			m.c = m.c.Clone()
+		},
+		"restored one event short": func(m *foldModel) {
+			restored(m)
+			m.events = append(m.events, modelEvent{Type: nous.EventTurnEnd})
+		},
 	}
 	for name, br := range breaks {
 		t.Run(name, func(t *testing.T) {
