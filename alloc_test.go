@@ -174,3 +174,43 @@ func TestMemoryFootprint(t *testing.T) {
 		t.Errorf("a context of %d messages holds %.2fx the bytes of its messages, budget 2x", n, ratio)
 	}
 }
+
+// TestAllocsIndependentOfLength checks that Clone, and an Apply that appends
+// one item to a list the context already holds, allocate the same at 1k as
+// at 100k: neither copies anything proportional to the log or the list.
+// (Their times are compared by BenchmarkClone and
+// BenchmarkApplyAppendPerTurn.)
+func TestAllocsIndependentOfLength(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds contexts of 100k messages and lists of 100k items")
+	}
+	const runs = 1000
+	append1 := nous.NewContextUpdate().Append("items", "turn")
+	allocs := func(n int) (clone, apply float64) {
+		c := plainContext(t, n)
+		c.MergeDeps(map[string]any{"user": "ada", "city": "Paris"})
+		clone = testing.AllocsPerRun(runs, func() { sinkCtx = c.Clone() })
+		l := nous.NewContext()
+		for i := range n {
+			if err := nous.NewContextUpdate().Append("items", i).Apply(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		apply = testing.AllocsPerRun(runs, func() {
+			if err := append1.Apply(l); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return clone, apply
+	}
+	clone1k, apply1k := allocs(1_000)
+	clone100k, apply100k := allocs(100_000)
+	t.Logf("allocations per call at 1k / 100k: Clone %v / %v, Apply of one Append %v / %v",
+		clone1k, clone100k, apply1k, apply100k)
+	if clone100k > clone1k {
+		t.Errorf("Clone: %v allocations at 100k messages, %v at 1k", clone100k, clone1k)
+	}
+	if apply100k > apply1k {
+		t.Errorf("Apply of one Append: %v allocations on a list of 100k items, %v on 1k", apply100k, apply1k)
+	}
+}

@@ -5,7 +5,8 @@
 //
 // It is a module of its own, so the dependencies of the comparison (ADK-Go,
 // genai and theirs) never enter the nous module. The conversation and its
-// three implementations are in conversation.go; the benchmark that runs them
+// five implementations (nous walking with All or copying with Messages, ADK
+// copying or not, naive) are in conversation.go; the benchmark that runs them
 // is BenchmarkConversation. BENCHMARKS.md at the repository root has the
 // results and how to reproduce them.
 //
