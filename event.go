@@ -104,7 +104,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // decoder a pass over each event.
 type eventJSON struct {
 	plainEvent
-	Data json.RawMessage `json:"data"` // shadows plainEvent.Data
+	Data    json.RawMessage `json:"data"`    // shadows plainEvent.Data
+	Message *messageJSON    `json:"message"` // shadows plainEvent.Message
 }
 
 type plainEvent Event // same fields, no methods
@@ -117,6 +118,12 @@ func (w *eventJSON) decode(e *Event) error {
 	}
 	*e = Event(w.plainEvent)
 	e.Data = data
+	if w.Message != nil {
+		e.Message = new(Message)
+		if err := w.Message.decode(e.Message); err != nil {
+			return fmt.Errorf("message: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -85,14 +85,24 @@ func ThinkingPart(text, signature string) ContentPart {
 
 // UnmarshalJSON decodes a part; whole numbers in Options decode as int.
 func (p *ContentPart) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Type    PartType        `json:"type"`
-		Content string          `json:"content"`
-		Options json.RawMessage `json:"options"`
-	}
+	var w partJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return w.decode(p)
+}
+
+// partJSON is a [ContentPart] as read from JSON, before the number rule is
+// applied to its Options. Decoders of many parts decode into it directly, so
+// that the JSON decoder does not check each part's bytes a second time, as
+// it would for a nested UnmarshalJSON.
+type partJSON struct {
+	Type    PartType        `json:"type"`
+	Content string          `json:"content"`
+	Options json.RawMessage `json:"options"`
+}
+
+func (w *partJSON) decode(p *ContentPart) error {
 	opts, err := jsonx.DecodeMap(w.Options)
 	if err != nil {
 		return fmt.Errorf("options: %w", err)
@@ -117,15 +127,22 @@ type ToolCall struct {
 
 // UnmarshalJSON decodes a tool call; whole numbers in Metadata decode as int.
 func (tc *ToolCall) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Metadata  json.RawMessage `json:"metadata"`
-	}
+	var w toolCallJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return w.decode(tc)
+}
+
+// toolCallJSON is a [ToolCall] as read from JSON; see [partJSON].
+type toolCallJSON struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+func (w *toolCallJSON) decode(tc *ToolCall) error {
 	md, err := jsonx.DecodeMap(w.Metadata)
 	if err != nil {
 		return fmt.Errorf("metadata: %w", err)
@@ -251,20 +268,53 @@ func (m Message) Validate() error {
 // UnmarshalJSON decodes a message; whole numbers in Metadata decode as int.
 // It does not validate: call [Message.Validate].
 func (m *Message) UnmarshalJSON(b []byte) error {
-	type plain Message // same fields, no methods
-	var w struct {
-		plain
-		Metadata json.RawMessage `json:"metadata"` // shadows plain.Metadata
-	}
+	var w messageJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return w.decode(m)
+}
+
+// messageJSON is a [Message] as read from JSON, its parts and tool calls
+// included; see [partJSON]. Its JSON names are Message's (a test checks).
+type messageJSON struct {
+	Role             Role            `json:"role"`
+	Content          string          `json:"content"`
+	Parts            []partJSON      `json:"parts"`
+	ReasoningContent string          `json:"reasoning_content"`
+	ToolCalls        []toolCallJSON  `json:"tool_calls"`
+	ToolCallID       string          `json:"tool_call_id"`
+	Name             string          `json:"name"`
+	Metadata         json.RawMessage `json:"metadata"`
+	CreatedAt        time.Time       `json:"created_at"`
+}
+
+func (w *messageJSON) decode(m *Message) error {
 	md, err := jsonx.DecodeMap(w.Metadata)
 	if err != nil {
 		return fmt.Errorf("metadata: %w", err)
 	}
-	*m = Message(w.plain)
-	m.Metadata = md
+	out := Message{
+		Role: w.Role, Content: w.Content, ReasoningContent: w.ReasoningContent,
+		ToolCallID: w.ToolCallID, Name: w.Name, Metadata: md, CreatedAt: w.CreatedAt,
+	}
+	if w.Parts != nil {
+		out.Parts = make([]ContentPart, len(w.Parts))
+		for i := range w.Parts {
+			if err := w.Parts[i].decode(&out.Parts[i]); err != nil {
+				return fmt.Errorf("parts[%d]: %w", i, err)
+			}
+		}
+	}
+	if w.ToolCalls != nil {
+		out.ToolCalls = make([]ToolCall, len(w.ToolCalls))
+		for i := range w.ToolCalls {
+			if err := w.ToolCalls[i].decode(&out.ToolCalls[i]); err != nil {
+				return fmt.Errorf("tool_calls[%d]: %w", i, err)
+			}
+		}
+	}
+	*m = out
 	return nil
 }
 
