@@ -107,8 +107,13 @@ func (c *Context) Serialize() ([]byte, error) {
 		w.Log.ParentID, w.Log.ForkSeq = parent.String(), &seq
 	}
 
+	// size estimates the output, so that the buffer is allocated once: the
+	// text of each message (written twice when in the view) and a fixed
+	// amount per event and message for keys, times and numbers.
+	size := 512
 	events := make([]Event, 0, c.log.n)
 	for r := range c.log.records {
+		size += 160 + len(r.msg.Content) + len(r.msg.ReasoningContent)
 		s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
 		e := Event{Seq: r.seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
 		if !encodableTime(r.at) {
@@ -134,6 +139,7 @@ func (c *Context) Serialize() ([]byte, error) {
 	w.Messages = make([]*Message, len(c.view))
 	for i, seq := range c.view {
 		w.Messages[i] = events[seq-1].Message
+		size += 128 + len(w.Messages[i].Content) + len(w.Messages[i].ReasoningContent)
 	}
 
 	w.ToolCalls = c.ToolCalls
@@ -176,6 +182,7 @@ func (c *Context) Serialize() ([]byte, error) {
 	}
 
 	var buf bytes.Buffer
+	buf.Grow(size)
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // strings, and tool-call arguments, are written as they are
 	if err := enc.Encode(&w); err != nil {
