@@ -48,7 +48,8 @@ func isSecretKey(k string) bool {
 // Serialize writes always reads back (the JSON decoder stops at 10,000).
 const maxValueDepth = 1000
 
-// The shape of the format, as written. Events use the one encoding of an
+// The shape of the format, as written: writeWire writes these fields in this
+// order, each as encoding/json would. Events use the one encoding of an
 // [Event]; messages that of a [Message].
 type wireContext struct {
 	Version       int        `json:"version"`
@@ -91,6 +92,19 @@ type wireLog struct {
 // Serialize writes straight from the log without copying it; its cost is
 // that of encoding the events and the view.
 func (c *Context) Serialize() ([]byte, error) {
+	w, size := c.wire()
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := writeWire(&buf, &w); err != nil {
+		// Every value was checked by wire; this is a bug, not bad input.
+		return nil, fmt.Errorf("nous: serialize: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// wire returns what Serialize writes, sanitized, and an estimate of its size
+// in bytes. It warns of what it dropped.
+func (c *Context) wire() (wireContext, int) {
 	c.ready()
 	s := sanitizer{}
 	w := wireContext{
@@ -180,16 +194,70 @@ func (c *Context) Serialize() ([]byte, error) {
 		slices.Sort(s.dropped)
 		c.logger().Warn("nous: serialize dropped values JSON cannot hold", "keys", s.dropped)
 	}
+	return w, size
+}
 
-	var buf bytes.Buffer
-	buf.Grow(size)
-	enc := json.NewEncoder(&buf)
+// writeWire writes w as json.Marshal would, but one message and one event at
+// a time: encoding the whole document at once would build it in a buffer of
+// the encoder's that grows by doubling and is then copied, twice the memory
+// of the output for a long log. A test checks the bytes are the same.
+func writeWire(buf *bytes.Buffer, w *wireContext) error {
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false) // strings, and tool-call arguments, are written as they are
-	if err := enc.Encode(&w); err != nil {
-		// Every value was checked above; this is a bug, not bad input.
-		return nil, fmt.Errorf("nous: serialize: %w", err)
+	var err error
+	value := func(v any) {
+		if err == nil {
+			if err = enc.Encode(v); err == nil {
+				buf.Truncate(buf.Len() - 1) // Encode ends each value with a newline
+			}
+		}
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	buf.WriteString(`{"version":`)
+	value(w.Version)
+	buf.WriteString(`,"messages":[`)
+	for i, m := range w.Messages {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		value(m)
+	}
+	buf.WriteString(`],"tool_calls":`)
+	value(w.ToolCalls)
+	buf.WriteString(`,"system_prompt":`)
+	value(w.SystemPrompt)
+	buf.WriteString(`,"deps":`)
+	value(w.Deps)
+	buf.WriteString(`,"usage":`)
+	value(w.Usage)
+	buf.WriteString(`,"needs_response":`)
+	value(w.NeedsResponse)
+	buf.WriteString(`,"iteration":`)
+	value(w.Iteration)
+	buf.WriteString(`,"max_iterations":`)
+	value(w.MaxIterations)
+	buf.WriteString(`,"started_at":`)
+	value(w.StartedAt)
+	buf.WriteString(`,"agent_name":`)
+	value(w.AgentName)
+	buf.WriteString(`,"log":{"id":`)
+	value(w.Log.ID)
+	if w.Log.ParentID != "" {
+		buf.WriteString(`,"parent_id":`)
+		value(w.Log.ParentID)
+	}
+	if w.Log.ForkSeq != nil {
+		buf.WriteString(`,"fork_seq":`)
+		value(*w.Log.ForkSeq)
+	}
+	buf.WriteString(`,"events":[`)
+	for i := range w.Log.Events {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		value(&w.Log.Events[i])
+	}
+	buf.WriteString("]}}")
+	return err
 }
 
 // encodableTime reports whether t has a JSON encoding: its year is in
@@ -689,7 +757,7 @@ func restoreV2(w *wireInput) (*Context, error) {
 			return nil, fmt.Errorf("nous: deserialize: log.events[%d]: %w", i, err)
 		}
 	}
-	l, view, err := restoreLog(id, parent, forkSeq, events)
+	l, view, err := restoreLog(id, parent, forkSeq, events, true)
 	if err != nil {
 		return nil, fmt.Errorf("nous: deserialize: log: %w", err)
 	}
@@ -947,7 +1015,7 @@ func deserializeV1(data []byte) (*Context, error) {
 		msgs[i] = m
 		events[i] = Event{Seq: int64(i + 1), Type: messageEventType(m.Role), Message: &msgs[i], CreatedAt: at}
 	}
-	l, view, err := restoreLog(newLogID(), uuid.Nil, 0, events)
+	l, view, err := restoreLog(newLogID(), uuid.Nil, 0, events, true)
 	if err != nil {
 		return nil, fmt.Errorf("nous: deserialize: messages: %w", err)
 	}

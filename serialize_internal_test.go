@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,5 +247,41 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(pretty.Bytes(), want) {
 		t.Errorf("%s differs (go test -update rewrites it):\n%s", path, pretty.Bytes())
+	}
+}
+
+// writeWire streams the document one value at a time; it must write exactly
+// what encoding/json writes for the whole wireContext.
+func TestWriteWireMatchesEncodingJSON(t *testing.T) {
+	base := NewContext(WithSystemPrompt("s <&>"), WithDeps(map[string]any{"k": []any{1, "two"}}))
+	for i := range 40 {
+		if err := base.AddMessage(UserMessage(fmt.Sprint("q ", i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := base.LogEvent(EventStepStart, map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := base.ReplaceMessageRange(2, 9, AssistantMessage("summary")); err != nil {
+		t.Fatal(err)
+	}
+	fork := base.Clone()
+	if err := fork.AddMessage(AssistantMessage("fork", ToolCall{ID: "c", Name: "f", Arguments: []byte(`{"a":"<b>"}`)})); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*Context{"zero": {}, "new": NewContext(), "base": base, "fork": fork} {
+		w, _ := c.wire()
+		var streamed, whole bytes.Buffer
+		if err := writeWire(&streamed, &w); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		enc := json.NewEncoder(&whole)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&w); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := bytes.TrimSuffix(whole.Bytes(), []byte("\n")); !bytes.Equal(streamed.Bytes(), want) {
+			t.Errorf("%s: writeWire wrote\n%s\nencoding/json writes\n%s", name, streamed.Bytes(), want)
+		}
 	}
 }

@@ -269,7 +269,10 @@ func (l *SessionLog) fold() ([]int64, error) {
 // restoreLog rebuilds a log from events read back from anywhere, checking
 // each one and that they fold, and returns it with its view. The events are
 // copied.
-func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event) (SessionLog, []int64, error) {
+//
+// With owned true, the caller gives the events' maps and messages to the log
+// (a decoder that made them), and they are not copied.
+func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool) (SessionLog, []int64, error) {
 	l := SessionLog{id: id, parent: parent, forkSeq: forkSeq}
 	if forkSeq < 0 || forkSeq > int64(len(events)) || (parent == uuid.Nil && forkSeq != 0) {
 		return SessionLog{}, nil, fmt.Errorf("nous: fork seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
@@ -282,9 +285,12 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event) (SessionLog
 		if err := e.check(); err != nil {
 			return SessionLog{}, nil, fmt.Errorf("nous: event %d: %w", e.Seq, err)
 		}
-		r := record{typ: e.Type, at: e.CreatedAt, data: jsonx.CloneMap(e.Data), first: e.First, last: e.Last}
+		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last}
 		if e.Message != nil {
-			r.msg = e.Message.clone()
+			r.msg = *e.Message
+		}
+		if !owned {
+			r.data, r.msg = jsonx.CloneMap(r.data), r.msg.clone()
 		}
 		l.push(&r)
 	}
@@ -302,7 +308,7 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event) (SessionLog
 // and fold; otherwise the error wraps [ErrInvalidLog], [ErrUnknownEventType]
 // or [ErrInvalidMessage] and says which event is wrong.
 func Fold(events []Event) ([]Message, error) {
-	l, view, err := restoreLog(uuid.Nil, uuid.Nil, 0, events)
+	l, view, err := restoreLog(uuid.Nil, uuid.Nil, 0, events, false)
 	if err != nil {
 		return nil, err
 	}
