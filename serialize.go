@@ -221,24 +221,19 @@ func writeWire(buf *bytes.Buffer, w *wireContext) error {
 		}
 		value(m)
 	}
-	buf.WriteString(`],"tool_calls":`)
-	value(w.ToolCalls)
-	buf.WriteString(`,"system_prompt":`)
-	value(w.SystemPrompt)
-	buf.WriteString(`,"deps":`)
-	value(w.Deps)
-	buf.WriteString(`,"usage":`)
-	value(w.Usage)
-	buf.WriteString(`,"needs_response":`)
-	value(w.NeedsResponse)
-	buf.WriteString(`,"iteration":`)
-	value(w.Iteration)
-	buf.WriteString(`,"max_iterations":`)
-	value(w.MaxIterations)
-	buf.WriteString(`,"started_at":`)
-	value(w.StartedAt)
-	buf.WriteString(`,"agent_name":`)
-	value(w.AgentName)
+	buf.WriteString("]")
+	fields := []struct {
+		key   string
+		value any
+	}{
+		{"tool_calls", w.ToolCalls}, {"system_prompt", w.SystemPrompt}, {"deps", w.Deps},
+		{"usage", w.Usage}, {"needs_response", w.NeedsResponse}, {"iteration", w.Iteration},
+		{"max_iterations", w.MaxIterations}, {"started_at", w.StartedAt}, {"agent_name", w.AgentName},
+	}
+	for _, f := range fields {
+		buf.WriteString(`,"` + f.key + `":`)
+		value(f.value)
+	}
 	buf.WriteString(`,"log":{"id":`)
 	value(w.Log.ID)
 	if w.Log.ParentID != "" {
