@@ -125,7 +125,8 @@ func WithIteration(n int) Option { return func(c *Context) { c.Iteration = n } }
 
 // WithMessages adds msgs, in order, as [Context.AddMessages] would. An
 // invalid message cannot be reported by an option: it is skipped with a
-// warning on the context's logger. Use AddMessages to get the error.
+// warning on the context's logger (the one set by a WithLogger that comes
+// before it, or slog's default). Use AddMessages to get the error.
 func WithMessages(msgs ...Message) Option {
 	return func(c *Context) {
 		for i, m := range msgs {
@@ -181,7 +182,9 @@ func NewContext(opts ...Option) *Context {
 		log:           SessionLog{id: newLogID()},
 	}
 	for _, opt := range opts {
-		opt(c)
+		if opt != nil {
+			opt(c)
+		}
 	}
 	return c
 }
@@ -248,7 +251,9 @@ func (c *Context) AddMessage(m Message, opts ...MessageOption) error {
 func resolveMessageOptions(opts []MessageOption) *messageOptions {
 	o := new(messageOptions)
 	for _, opt := range opts {
-		opt(o)
+		if opt != nil {
+			opt(o)
+		}
 	}
 	return o
 }
@@ -445,9 +450,9 @@ func (c *Context) IncrementIteration() { c.Iteration++ }
 // MaxIterationsReached reports whether Iteration >= MaxIterations.
 func (c *Context) MaxIterationsReached() bool { return c.Iteration >= c.MaxIterations }
 
-// Cancelled returns the error of the CancellationCheck, or nil when there is
+// Canceled returns the error of the CancellationCheck, or nil when there is
 // none.
-func (c *Context) Cancelled() error {
+func (c *Context) Canceled() error {
 	if c.CancellationCheck == nil {
 		return nil
 	}

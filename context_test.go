@@ -119,7 +119,7 @@ func TestNewContextDefaults(t *testing.T) {
 	assert.Empty(t, c.AgentName)
 	assert.Empty(t, c.ToolCalls)
 	assert.Nil(t, c.CancellationCheck)
-	assert.NoError(t, c.Cancelled())
+	assert.NoError(t, c.Canceled())
 	assert.Equal(t, time.UTC, c.StartedAt.Location())
 	assert.True(t, c.StartedAt.After(before) && c.StartedAt.Before(after), "StartedAt %v", c.StartedAt)
 	assert.Equal(t, 0, c.Log().Len())
@@ -166,7 +166,7 @@ func TestNewContextOptions(t *testing.T) {
 			assert.Equal(t, "scout", c.AgentName)
 		}},
 		{"cancellation check", []nous.Option{nous.WithCancellationCheck(func() error { return stop })}, func(t *testing.T, c *nous.Context) {
-			assert.ErrorIs(t, c.Cancelled(), stop)
+			assert.ErrorIs(t, c.Canceled(), stop)
 		}},
 		{"stream", []nous.Option{nous.WithStream(true)}, func(t *testing.T, c *nous.Context) {
 			assert.True(t, c.Stream)

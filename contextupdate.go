@@ -270,6 +270,8 @@ func (r *reducer) apply(op Operation) error {
 		}
 		r.changed[op.Key] = change{deleted: true}
 	case OpMerge:
+		// The builders make only the operations they document; this and the
+		// default case below guard the reducer against a future one.
 		m, ok := op.Value.(map[string]any)
 		if !ok && op.Value != nil {
 			return fmt.Errorf("merge value is %T, not a map[string]any: %w", op.Value, ErrTypeMismatch)
@@ -426,9 +428,10 @@ func (u ContextUpdate) Apply(c *Context) error {
 }
 
 // ApplyToRunContext returns a copy of rc with u's deps operations applied
-// through [ContextUpdate.ToDeps]; rc is unchanged. A run context has no log,
-// so u's log events are dropped, with one warning on slog's default logger
-// naming the types lost.
+// through [ContextUpdate.ToDeps]; rc is unchanged, and the copy shares no map
+// or slice with it. A run context has no log, so u's log events are dropped,
+// with one warning on slog's default logger naming the types lost. On error
+// it returns rc itself and the error.
 func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 	deps, err := u.ToDeps(rc.Deps)
 	if err != nil {
@@ -443,7 +446,7 @@ func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 	if len(lost) > 0 {
 		slog.Warn("nous: ContextUpdate.ApplyToRunContext dropped log events: a RunContext has no session log", "types", lost)
 	}
-	rc.Deps = deps
+	rc.Deps = jsonx.CloneMap(deps) // ToDeps shares what it did not change with rc
 	if rc.Sandbox != nil {
 		p := *rc.Sandbox
 		p.WritableRoots = slices.Clone(p.WritableRoots)

@@ -1011,3 +1011,34 @@ func TestApplyAppendDoesNotShareSpareCapacity(t *testing.T) {
 	require.Equal(t, "clone", d.Deps["l"].([]any)[6])
 	require.Equal(t, "orig", c.Deps["l"].([]any)[6])
 }
+
+// One WithSandbox option used for many run contexts gives each its own
+// policy: a tool changing its copy changes no other, and building the next
+// snapshot writes nothing a tool goroutine reads.
+func TestWithSandboxReusedGivesIndependentPolicies(t *testing.T) {
+	c := NewContext()
+	opt := WithSandbox(SandboxPolicy{Mode: SandboxReadOnly, WritableRoots: []string{"/a"}})
+	rc1 := c.ToRunContext(opt)
+	done := make(chan int)
+	go func() { done <- len(rc1.Sandbox.WritableRoots) + len(rc1.Sandbox.Mode) }()
+	rc2 := c.ToRunContext(opt)
+	<-done
+	require.NotSame(t, rc1.Sandbox, rc2.Sandbox)
+	rc1.Sandbox.Mode = SandboxFullAccess
+	rc1.Sandbox.WritableRoots[0] = "/b"
+	require.Equal(t, SandboxReadOnly, rc2.Sandbox.Mode)
+	require.Equal(t, []string{"/a"}, rc2.Sandbox.WritableRoots)
+	require.Equal(t, []string{"/a"}, c.ToRunContext(opt).Sandbox.WritableRoots)
+}
+
+// The run context ApplyToRunContext returns is the tool's own: writing into
+// its nested maps or appending to its lists changes nothing of the input's.
+func TestApplyToRunContextResultSharesNothing(t *testing.T) {
+	rc := NewRunContext(map[string]any{"keep": map[string]any{"x": 1}, "l": []any{1}})
+	rc2, err := NewContextUpdate().Set("y", 1).Append("l", 2).ApplyToRunContext(rc)
+	require.NoError(t, err)
+	rc2.Deps["keep"].(map[string]any)["x"] = 99
+	l := rc2.Deps["l"].([]any)
+	l[0] = "changed"
+	require.Equal(t, map[string]any{"keep": map[string]any{"x": 1}, "l": []any{1}}, rc.Deps)
+}

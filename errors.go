@@ -2,9 +2,11 @@ package nous
 
 import "errors"
 
-// Sentinel errors. Every error the package returns wraps one of these with the
-// detail of what was wrong (which field, which key, which index), so callers
-// match with [errors.Is] and people read the message.
+// Sentinel errors. Every error a [Context], a [ContextUpdate], [Fold] or
+// [Deserialize] returns wraps one of these with the detail of what was wrong
+// (which field, which key, which index), so callers match with [errors.Is]
+// and people read the message. The UnmarshalJSON methods of the value types
+// return encoding/json's errors, as json.Unmarshal callers expect.
 var (
 	// ErrInvalidMessage reports a message that breaks a rule of
 	// [Message.Validate]. AddMessage, AddMessages, ReplaceMessage,

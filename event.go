@@ -71,9 +71,9 @@ func messageEventType(r Role) EventType {
 // Event is one entry of a [SessionLog].
 //
 // An event is identified by the ID of its log and its Seq; it has no ID of
-// its own. Its JSON encoding (MarshalJSON and UnmarshalJSON) is the one
-// encoding of an event, used by the serialized context and meant for any
-// store.
+// its own. Its JSON encoding (its struct tags, and UnmarshalJSON for the
+// number rule) is the one encoding of an event, used by the serialized
+// context and meant for any store.
 type Event struct {
 	Seq       int64          `json:"seq"`              // 1, 2, 3, ... in append order, unique in a log
 	Type      EventType      `json:"type"`             // what the event records

@@ -227,7 +227,7 @@ func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
 //   - the role is one of the four roles;
 //   - a tool message carries a ToolCallID, and no other role does;
 //   - only an assistant message carries tool calls, each with an ID and with
-//     Arguments that are absent or a JSON object;
+//     Arguments that are absent or a JSON object nested at most 1,000 levels;
 //   - the content is not empty: Content, or a part with content or options
 //     (a redacted thinking block carries only options), except for an
 //     assistant message, which may carry only tool calls or nothing while
@@ -252,6 +252,9 @@ func (m Message) Validate() error {
 		}
 		if len(tc.Arguments) > 0 && !jsonx.IsObject(tc.Arguments) {
 			return fmt.Errorf("nous: tool call %q: arguments are not a JSON object: %w", tc.ID, ErrInvalidMessage)
+		}
+		if d := jsonx.Depth(tc.Arguments); d > jsonx.MaxDepth {
+			return fmt.Errorf("nous: tool call %q: arguments nest %d levels, more than %d: %w", tc.ID, d, jsonx.MaxDepth, ErrInvalidMessage)
 		}
 	}
 	for i, p := range m.Parts {

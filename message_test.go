@@ -343,3 +343,14 @@ func TestValidatePartsMustCarrySomething(t *testing.T) {
 	require.NoError(t, nous.UserMessageParts(nous.TextPart(""), redacted).Validate())
 	require.NoError(t, nous.UserMessageParts(nous.ImageURLPart("https://x/y.png")).Validate())
 }
+
+// Arguments nested deeper than the format can carry are refused when the
+// message is added, not discovered when a saved context no longer loads.
+func TestValidateRefusesArgumentsTooDeep(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 1001) + "1" + strings.Repeat("}", 1001)
+	err := nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: json.RawMessage(deep)}).Validate()
+	require.ErrorIs(t, err, nous.ErrInvalidMessage)
+	require.Contains(t, err.Error(), "1001 levels")
+	ok := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
+	require.NoError(t, nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: json.RawMessage(ok)}).Validate())
+}

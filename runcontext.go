@@ -2,6 +2,7 @@ package nous
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nous-go/nous/internal/jsonx"
 )
@@ -74,7 +75,9 @@ func NewRunContext(deps map[string]any, opts ...RunContextOption) RunContext {
 		rc.Deps = map[string]any{}
 	}
 	for _, opt := range opts {
-		opt(&rc)
+		if opt != nil {
+			opt(&rc)
+		}
 	}
 	return rc
 }
@@ -87,8 +90,10 @@ func WithRunUsage(u Usage) RunContextOption { return func(rc *RunContext) { rc.U
 
 // WithSandbox sets the sandbox policy. The policy is copied.
 func WithSandbox(p SandboxPolicy) RunContextOption {
+	p.WritableRoots = slices.Clone(p.WritableRoots)
 	return func(rc *RunContext) {
-		p.WritableRoots = append([]string(nil), p.WritableRoots...)
-		rc.Sandbox = &p
+		q := p // each run context its own policy: the option may be reused
+		q.WritableRoots = slices.Clone(p.WritableRoots)
+		rc.Sandbox = &q
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -24,8 +25,9 @@ import (
 // library before it persisted the event log. FORMAT.md specifies both.
 const FormatVersion = 2
 
-// redactedKeys are the fragments that mark a key as a secret: a deps or
-// event-data key that contains one of them, in any case, is never written.
+// redactedKeys are the fragments that mark a deps key as a secret: a key
+// that contains one of them, in any case, is never written (the reference's
+// rule, FACTS.md).
 var redactedKeys = []string{
 	"api_key", "apikey", "token", "secret", "password", "passwd",
 	"authorization", "credential", "private_key", "access_key", "auth_token", "bearer",
@@ -43,10 +45,54 @@ func isSecretKey(k string) bool {
 	return false
 }
 
+// isSecretName reports whether an event-data key names a secret. Event data
+// records what happened, usage counts among it, so the rule goes by words
+// rather than fragments: "Authorization", "x-api-key", "refreshToken" and
+// "db_password" are secrets, "input_tokens" and "max_tokens" are not.
+func isSecretName(k string) bool {
+	words := keyWords(k)
+	for i, w := range words {
+		switch w {
+		case "apikey", "token", "secret", "secrets", "password", "passwords", "passwd",
+			"authorization", "credential", "credentials", "bearer":
+			return true
+		case "api", "private", "access":
+			if i+1 < len(words) && words[i+1] == "key" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keyWords splits k into lower-case words at anything but a letter or a
+// digit and at camel-case humps: "XApiKey" gives x, api, key.
+func keyWords(k string) []string {
+	var words []string
+	r := []rune(k)
+	start := -1
+	for i, c := range r {
+		alnum := unicode.IsLetter(c) || unicode.IsDigit(c)
+		hump := i > 0 && unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1]) ||
+			(unicode.IsUpper(r[i-1]) && i+1 < len(r) && unicode.IsLower(r[i+1])))
+		if start >= 0 && (!alnum || hump) {
+			words = append(words, strings.ToLower(string(r[start:i])))
+			start = -1
+		}
+		if alnum && start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		words = append(words, strings.ToLower(string(r[start:])))
+	}
+	return words
+}
+
 // maxValueDepth bounds how deeply the maps and lists of a value may nest to
 // be written. Deeper values, cyclic ones included, are dropped, so that what
 // Serialize writes always reads back (the JSON decoder stops at 10,000).
-const maxValueDepth = 1000
+const maxValueDepth = jsonx.MaxDepth
 
 // The shape of the format, as written: writeWire writes these fields in this
 // order, each as encoding/json would. Events use the one encoding of an
@@ -79,18 +125,21 @@ type wireLog struct {
 // readers of version 1.
 //
 // Never written: the runtime-only fields (CancellationCheck, Callbacks,
-// Notify, ApprovalHandler, Stream, Logger), the system-prompt overlay, deps and event
-// data whose key contains, in any case and at any depth, one of api_key,
-// apikey, token, secret, password, passwd, authorization, credential,
-// private_key, access_key, auth_token or bearer, and values JSON cannot hold
-// (functions, channels, complex or non-finite numbers, cycles, ...). Those are
-// dropped with one warning on the context's logger naming them, never an
-// error. The context itself is not changed: it keeps every value. Messages
-// are not redacted: they are what the model saw, and the provider data in
-// them (signatures, token counts) must come back unchanged.
+// Notify, ApprovalHandler, Stream, Logger) and the system-prompt overlay;
+// secrets: deps whose key contains, in any case and at any depth, one of
+// api_key, apikey, token, secret, password, passwd, authorization,
+// credential, private_key, access_key, auth_token or bearer, and event data
+// whose key has one of those as a word (so that "input_tokens" is kept but
+// "refreshToken" is not), both dropped silently, by rule; and values JSON
+// cannot hold (functions, channels, complex or non-finite numbers, cycles,
+// nesting deeper than 1,000 levels, ...), dropped with one warning on the
+// context's logger naming them, never an error. The context itself is not
+// changed: it keeps every value. Messages are not redacted: they are what the
+// model saw, and the provider data in them (signatures, token counts) must
+// come back unchanged.
 //
-// Serialize writes straight from the log without copying it; its cost is
-// that of encoding the events and the view.
+// Serialize reads the log in place, copying no message; its cost is that of
+// encoding the events and the view.
 func (c *Context) Serialize() ([]byte, error) {
 	w, size := c.wire()
 	var buf bytes.Buffer
@@ -135,11 +184,11 @@ func (c *Context) wire() (wireContext, int) {
 			e.CreatedAt = time.Time{}
 		}
 		if r.data != nil {
-			s.redact = true
+			s.redact = isSecretName
 			s.push(segment{key: "data"})
 			e.Data, _ = s.top(r.data)
 			s.pop()
-			s.redact = false
+			s.redact = nil
 		}
 		if r.typ.IsSurface() {
 			s.push(segment{key: "message"})
@@ -171,9 +220,9 @@ func (c *Context) wire() (wireContext, int) {
 	}
 
 	s.root(segment{key: "deps"})
-	s.redact = true
+	s.redact = isSecretKey
 	deps, _ := s.top(c.Deps)
-	s.redact = false
+	s.redact = nil
 	if deps == nil {
 		w.Deps = map[string]any{}
 	} else {
@@ -278,10 +327,10 @@ type segment struct {
 // given: a map or list with something to drop is copied, shallowly, along
 // the path to it.
 type sanitizer struct {
-	redact  bool      // drop keys that name secrets (deps and event data)
-	path    []segment // where the value being checked is
-	stack   []uintptr // the maps and lists on the path, to find cycles
-	dropped []string  // the paths of the values dropped
+	redact  func(key string) bool // drops the keys that name secrets (deps and event data); nil: none
+	path    []segment             // where the value being checked is
+	stack   []uintptr             // the maps and lists on the path, to find cycles
+	dropped []string              // the paths of the values dropped
 	scratch strings.Builder
 }
 
@@ -360,10 +409,10 @@ func (s *sanitizer) value(v any, depth int) (out any, keep, changed bool) {
 	// written in its generic form, so that a secret key inside it is found
 	// too.
 	b, err := json.Marshal(v)
-	if err != nil {
+	if err != nil || depth+jsonx.Depth(b) > maxValueDepth {
 		return nil, false, false
 	}
-	if !s.redact {
+	if s.redact == nil {
 		return v, true, false
 	}
 	g, err := jsonx.Decode(b)
@@ -403,7 +452,7 @@ func (s *sanitizer) top(m map[string]any) (map[string]any, bool) {
 func (s *sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any // a copy, made at the first change
 	for k, v := range m {
-		if s.redact && isSecretKey(k) {
+		if s.redact != nil && s.redact(k) {
 			if out == nil {
 				out = maps.Clone(m)
 			}
@@ -522,7 +571,7 @@ func (s *sanitizer) message(m *Message) *Message {
 // none), and so is what its metadata cannot hold.
 func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 	out, changed := *tc, false
-	if tc.Arguments != nil && (len(tc.Arguments) == 0 || !json.Valid(tc.Arguments)) {
+	if tc.Arguments != nil && (len(tc.Arguments) == 0 || !json.Valid(tc.Arguments) || jsonx.Depth(tc.Arguments) > jsonx.MaxDepth) {
 		if len(tc.Arguments) > 0 {
 			s.drop("arguments")
 		}

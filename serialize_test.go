@@ -914,3 +914,49 @@ func BenchmarkSerializeRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// Whatever Serialize writes reads back, however deep a value the context
+// holds: a typed value nested past the limit, here raw JSON in metadata, is
+// dropped with a warning rather than written where the decoder refuses it.
+func TestSerializeDeepTypedValueStillReadsBack(t *testing.T) {
+	deep := json.RawMessage(strings.Repeat("[", 9990) + strings.Repeat("]", 9990))
+	var logged bytes.Buffer
+	c := nous.NewContext(nous.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	m := nous.UserMessage("hi")
+	m.Metadata = map[string]any{"deep": deep, "kept": "yes"}
+	require.NoError(t, c.AddMessage(m))
+	b, err := c.Serialize()
+	require.NoError(t, err)
+	r, err := nous.Deserialize(b)
+	require.NoError(t, err)
+	got, _ := r.LastMessage()
+	require.Equal(t, map[string]any{"kept": "yes"}, got.Metadata)
+	require.Contains(t, logged.String(), "deep")
+	require.Contains(t, c.Messages()[0].Metadata, "deep", "the live context keeps its value")
+}
+
+// Event data loses its secrets but keeps usage counts: the rule there goes by
+// words, so "input_tokens" is not a "token".
+func TestSerializeEventDataSecretsByWord(t *testing.T) {
+	c := nous.NewContext()
+	require.NoError(t, c.LogEvent(nous.EventStepEnd, map[string]any{
+		"input_tokens": 120, "max_tokens": 4096, "tokenizer": "bpe",
+		"Authorization": "Bearer x", "x-api-key": "k", "refreshToken": "t", "AUTH_TOKEN": "a",
+		"headers": map[string]any{"db_password": "p", "XApiKey": "k", "accept": "json"},
+	}))
+	b, err := c.Serialize()
+	require.NoError(t, err)
+	for _, secret := range []string{"Bearer x", `"k"`, `"t"`, `"a"`, `"p"`} {
+		require.NotContains(t, string(b), secret)
+	}
+	r, err := nous.Deserialize(b)
+	require.NoError(t, err)
+	e, ok := r.Log().Event(1)
+	require.True(t, ok)
+	require.Equal(t, map[string]any{
+		"input_tokens": 120, "max_tokens": 4096, "tokenizer": "bpe",
+		"headers": map[string]any{"accept": "json"},
+	}, e.Data)
+	live, _ := c.Log().Event(1)
+	require.Equal(t, "Bearer x", live.Data["Authorization"], "the live context keeps its values")
+}

@@ -124,8 +124,8 @@ func (l *SessionLog) All() iter.Seq[Event] {
 // the rest with it; it costs the events it yields, not the whole log.
 func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
-		for s := max(seq, 0) + 1; s <= int64(l.Len()); s++ {
-			if !yield(l.rec(s).event()) {
+		for s := max(seq, 0); s < int64(l.Len()); s++ {
+			if !yield(l.rec(s + 1).event()) {
 				return
 			}
 		}

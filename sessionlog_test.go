@@ -3,6 +3,7 @@ package nous_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -227,4 +228,20 @@ func TestLogSince(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, n)
+}
+
+func TestLogSinceFarPastTheEnd(t *testing.T) {
+	c := nous.NewContext()
+	require.NoError(t, c.AddMessage(nous.UserMessage("hi")))
+	for _, seq := range []int64{1, 2, math.MaxInt64, math.MinInt64} {
+		n := 0
+		for range c.Log().Since(seq) {
+			n++
+		}
+		want := 0
+		if seq < 1 {
+			want = 1
+		}
+		require.Equal(t, want, n, "since %d", seq)
+	}
 }

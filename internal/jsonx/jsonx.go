@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -122,6 +123,38 @@ func holdsContainers(t reflect.Type) bool {
 	return false
 }
 
+// MaxDepth bounds how deeply a value the package writes may nest, so that
+// whatever it writes, nested a few levels down in a document, reads back
+// (encoding/json refuses documents nested deeper than 10,000 levels).
+const MaxDepth = 1000
+
+// Depth returns how deeply the arrays and objects of raw, valid JSON, nest:
+// 0 for a scalar, 1 for a flat array or object.
+func Depth(raw []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, b := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch b {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // IsObject reports whether raw is one valid JSON object.
 func IsObject(raw []byte) bool {
 	t := bytes.TrimLeft(raw, " \t\r\n")
@@ -154,7 +187,7 @@ func Decode(raw []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("trailing data after JSON value")
 	}
 	return Numbers(v), nil
