@@ -794,16 +794,10 @@ func restoreV2(w *wireInput) (*Context, error) {
 				compactArguments(&e.Message.ToolCalls[j])
 			}
 		}
-		if want := int64(i + 1); e.Seq != want {
-			return nil, fmt.Errorf("nous: deserialize: log.events[%d]: seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
-		}
-		if err := e.check(); err != nil {
-			return nil, fmt.Errorf("nous: deserialize: log.events[%d]: %w", i, err)
-		}
 	}
 	l, view, err := restoreLog(id, parent, forkSeq, events, true)
 	if err != nil {
-		return nil, fmt.Errorf("nous: deserialize: log: %w", err)
+		return nil, fmt.Errorf("nous: deserialize: log.%w", err)
 	}
 	c, err := restoreState(w, false)
 	if err != nil {

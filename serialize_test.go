@@ -638,8 +638,8 @@ func serBadCatalog() []serBadCase {
 		{"event not an object", serBlob("", `5`), nous.ErrMalformed, "log.events[0]"},
 		{"parent without fork seq", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"events":[]}`), nous.ErrMalformed, "log.fork_seq"},
 		{"fork seq without parent", serLogBlob(`{"id":` + serID + `,"fork_seq":0,"events":[]}`), nous.ErrMalformed, "log.fork_seq"},
-		{"fork seq past the log", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":3,"events":[]}`), nous.ErrInvalidLog, "fork seq 3"},
-		{"fork seq negative", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":-1,"events":[]}`), nous.ErrInvalidLog, "fork seq -1"},
+		{"fork seq past the log", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":3,"events":[]}`), nous.ErrInvalidLog, "log.fork_seq 3"},
+		{"fork seq negative", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":-1,"events":[]}`), nous.ErrInvalidLog, "log.fork_seq -1"},
 		{"parent id not a UUID", serLogBlob(`{"id":` + serID + `,"parent_id":"x","fork_seq":0,"events":[]}`), nous.ErrMalformed, "log.parent_id"},
 		{"fork seq a string", serLogBlob(`{"id":` + serID + `,"parent_id":` + serID + `,"fork_seq":"0","events":[]}`), nous.ErrMalformed, "log.fork_seq"},
 
@@ -675,9 +675,9 @@ func serBadCatalog() []serBadCase {
 		{"replace anchor that does not exist", serBlob("", serUserEvent(1, "a"), serReplaceEvent(2, 1, 9)), nous.ErrInvalidLog, "log.events[1]"},
 		{"replace anchor zero", serBlob("", serUserEvent(1, "a"), serReplaceEvent(2, 0, 1)), nous.ErrInvalidLog, "log.events[1]"},
 		{"replace anchor itself", serBlob("", serUserEvent(1, "a"), serReplaceEvent(2, 2, 2)), nous.ErrInvalidLog, "log.events[1]"},
-		{"replace anchor already shadowed", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serReplaceEvent(3, 1, 2), serReplaceEvent(4, 2, 3)), nous.ErrInvalidLog, "event 4"},
-		{"replace anchors reversed", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serReplaceEvent(3, 2, 1)), nous.ErrInvalidLog, "event 3"},
-		{"replace anchor a bookkeeping event", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"turn_start"`), serReplaceEvent(3, 1, 2)), nous.ErrInvalidLog, "event 3"},
+		{"replace anchor already shadowed", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serReplaceEvent(3, 1, 2), serReplaceEvent(4, 2, 3)), nous.ErrInvalidLog, "log.events[3]: replace anchors"},
+		{"replace anchors reversed", serBlob("", serUserEvent(1, "a"), serUserEvent(2, "b"), serReplaceEvent(3, 2, 1)), nous.ErrInvalidLog, "log.events[2]: replace anchor"},
+		{"replace anchor a bookkeeping event", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"turn_start"`), serReplaceEvent(3, 1, 2)), nous.ErrInvalidLog, "log.events[2]: replace anchors"},
 		{"replace anchors missing", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"replace","message":{"role":"user","content":"r"}`)), nous.ErrInvalidLog, "log.events[1]"},
 		{"replace anchors strings", serBlob("", serUserEvent(1, "a"), serEvent(2, `"type":"replace","message":{"role":"user","content":"r"},"first":"1","last":"1"`)), nous.ErrMalformed, "log.events[1]"},
 

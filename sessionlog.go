@@ -233,12 +233,12 @@ func (l *SessionLog) fold() ([]int64, error) {
 		case r.typ == EventReplace:
 			f, z := r.first, r.last
 			if f < 1 || f >= seq || z < 1 || z >= seq || !alive[f] || !alive[z] {
-				return nil, fmt.Errorf("nous: event %d: replace anchors %d..%d are not both in the view: %w", seq, f, z, ErrInvalidLog)
+				return nil, fmt.Errorf("events[%d]: replace anchors %d..%d are not both in the view: %w", seq-1, f, z, ErrInvalidLog)
 			}
 			removed := 0
 			for at := f; ; at = next[at] {
 				if at == 0 {
-					return nil, fmt.Errorf("nous: event %d: replace anchor %d comes before anchor %d in the view: %w", seq, z, f, ErrInvalidLog)
+					return nil, fmt.Errorf("events[%d]: replace anchor %d comes before anchor %d in the view: %w", seq-1, z, f, ErrInvalidLog)
 				}
 				alive[at] = false
 				removed++
@@ -268,22 +268,23 @@ func (l *SessionLog) fold() ([]int64, error) {
 
 // restoreLog rebuilds a log from events read back from anywhere, checking
 // each one and that they fold, and returns it with its view. The events are
-// copied.
+// copied. Its errors name the place from the events' point of view
+// ("events[3]: ..."); callers say whose events they are.
 //
 // With owned true, the caller gives the events' maps and messages to the log
 // (a decoder that made them), and they are not copied.
 func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool) (SessionLog, []int64, error) {
 	l := SessionLog{id: id, parent: parent, forkSeq: forkSeq}
 	if forkSeq < 0 || forkSeq > int64(len(events)) || (parent == uuid.Nil && forkSeq != 0) {
-		return SessionLog{}, nil, fmt.Errorf("nous: fork seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
+		return SessionLog{}, nil, fmt.Errorf("fork_seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
 	}
 	for i := range events {
 		e := &events[i]
 		if want := int64(i + 1); e.Seq != want {
-			return SessionLog{}, nil, fmt.Errorf("nous: event %d has seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
+			return SessionLog{}, nil, fmt.Errorf("events[%d]: seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
 		}
 		if err := e.check(); err != nil {
-			return SessionLog{}, nil, fmt.Errorf("nous: event %d: %w", e.Seq, err)
+			return SessionLog{}, nil, fmt.Errorf("events[%d]: %w", i, err)
 		}
 		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last}
 		if e.Message != nil {
@@ -310,7 +311,7 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool)
 func Fold(events []Event) ([]Message, error) {
 	l, view, err := restoreLog(uuid.Nil, uuid.Nil, 0, events, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nous: fold: %w", err)
 	}
 	out := make([]Message, len(view))
 	for i, seq := range view {
