@@ -316,15 +316,14 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 	return nil
 }
 
-// Log returns a snapshot of the context's session log: every event appended
-// so far. It shares the events with the context instead of copying them, so
-// it costs the same for any length of log, and nothing can change the
-// context through it. It does not see events appended later: call Log again.
-// Because the context only ever writes past what a snapshot sees, a snapshot
-// may be read on another goroutine, by a store say, while the owner goes on.
+// Log returns a handle on the context's session log. Reading through it
+// always sees the log as it is now, later events included; nothing can change
+// the context through it. The handle is for the owner's goroutine: hand
+// another goroutine (a store, say) its [SessionLog.Snapshot], which costs the
+// same for any length of log.
 func (c *Context) Log() *SessionLog {
 	c.ready()
-	return c.log.snapshot()
+	return &SessionLog{live: &c.log}
 }
 
 // Len returns the number of messages in the view, the overlay's own system

@@ -64,6 +64,8 @@
 // a Seq, 1, 2, 3, ... The pair names an event anywhere, a database included.
 // [Context.Clone] forks: the copy's log has a new ID, remembers its parent's
 // ID and the seq it forked at, and shares every event they have in common.
+// [SessionLog.Snapshot] freezes a log in O(1) for a store on another
+// goroutine, and [SessionLog.Since] yields the events it has not saved yet.
 //
 // # Concurrency
 //

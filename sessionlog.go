@@ -52,14 +52,37 @@ func (r *record) event() Event {
 // it has its own ID and remembers its parent's ID and the seq it forked at.
 //
 // Only its [Context] appends to a log; the methods here read it, and nothing
-// they return aliases it.
+// they return aliases it. [Context.Log] returns a live handle on the log;
+// [SessionLog.Snapshot] a frozen copy that may be read on any goroutine.
 type SessionLog struct {
+	live    *SessionLog // for a handle from Context.Log: the log it reads
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
 	full    [][]record // full chunks, each of chunkSize records
 	tail    []record   // the last chunk, not full
 	n       int64
+}
+
+// src returns the log l reads: its context's for a handle, l itself
+// otherwise.
+func (l *SessionLog) src() *SessionLog {
+	if l != nil && l.live != nil {
+		return l.live
+	}
+	return l
+}
+
+// Snapshot returns a copy of the log as it is now, which later appends do
+// not change. It shares the events instead of copying them, so it costs the
+// same for any length of log; and because the context only ever writes past
+// what a snapshot sees, a snapshot may be read on another goroutine, by a
+// store say, while the context's owner goes on.
+func (l *SessionLog) Snapshot() *SessionLog {
+	if l = l.src(); l == nil {
+		return nil
+	}
+	return l.snapshot()
 }
 
 // newLogID returns a new UUID v7. NewV7 fails only when crypto/rand does,
@@ -69,7 +92,7 @@ func newLogID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 // ID returns the log's ID. It is uuid.Nil only for the log of a zero
 // [Context] that has not been used yet.
 func (l *SessionLog) ID() uuid.UUID {
-	if l == nil {
+	if l = l.src(); l == nil {
 		return uuid.Nil
 	}
 	return l.id
@@ -79,7 +102,7 @@ func (l *SessionLog) ID() uuid.UUID {
 // seq of the last event they share, with ok true. For a log that is not a
 // fork it returns ok false.
 func (l *SessionLog) Parent() (id uuid.UUID, seq int64, ok bool) {
-	if l == nil || l.parent == uuid.Nil {
+	if l = l.src(); l == nil || l.parent == uuid.Nil {
 		return uuid.Nil, 0, false
 	}
 	return l.parent, l.forkSeq, true
@@ -88,7 +111,7 @@ func (l *SessionLog) Parent() (id uuid.UUID, seq int64, ok bool) {
 // Len returns the number of events in the log, which is also the seq of the
 // last one.
 func (l *SessionLog) Len() int {
-	if l == nil {
+	if l = l.src(); l == nil {
 		return 0
 	}
 	return int(l.n)
@@ -108,6 +131,7 @@ func (l *SessionLog) Events() []Event {
 // copy the caller owns.
 func (l *SessionLog) All() iter.Seq[Event] {
 	return func(yield func(Event) bool) {
+		l := l.src()
 		if l == nil {
 			return
 		}
@@ -124,6 +148,7 @@ func (l *SessionLog) All() iter.Seq[Event] {
 // the rest with it; it costs the events it yields, not the whole log.
 func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
+		l := l.src()
 		for s := max(seq, 0); s < int64(l.Len()); s++ {
 			if !yield(l.rec(s + 1).event()) {
 				return
@@ -135,6 +160,7 @@ func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
 // Event returns the event with the given seq, a copy the caller owns, and
 // false when there is none.
 func (l *SessionLog) Event(seq int64) (Event, bool) {
+	l = l.src()
 	if seq < 1 || seq > int64(l.Len()) {
 		return Event{}, false
 	}

@@ -163,22 +163,29 @@ func TestEventJSON(t *testing.T) {
 	})
 }
 
-// A snapshot from Log is a value of its own: overwriting it, or the context
-// appending after it was taken, changes neither the other.
-func TestLogIsASnapshot(t *testing.T) {
+// Log is a live handle: it sees later events, and overwriting it changes
+// nothing in the context. Snapshot is a value of its own: the context
+// appending after it was taken does not change it.
+func TestLogHandleAndSnapshot(t *testing.T) {
 	c := nous.NewContext()
 	require.NoError(t, c.AddMessage(nous.UserMessage("one")))
 	l := c.Log()
-	*l = nous.SessionLog{}
-	require.Equal(t, 1, c.Log().Len())
-	require.Len(t, c.Messages(), 1)
-
-	l = c.Log()
+	snap := l.Snapshot()
 	require.NoError(t, c.AddMessage(nous.UserMessage("two")))
-	require.Equal(t, 1, l.Len())
-	require.Len(t, l.Events(), 1)
+	require.Equal(t, 2, l.Len(), "the handle is live")
+	require.Len(t, l.Events(), 2)
+	require.Equal(t, 1, snap.Len(), "the snapshot is frozen")
+	require.Len(t, snap.Events(), 1)
+	require.Equal(t, c.Log().ID(), snap.ID())
+
+	*l = nous.SessionLog{}
+	*snap = nous.SessionLog{}
 	require.Equal(t, 2, c.Log().Len())
-	require.Equal(t, c.Log().ID(), l.ID())
+	require.Len(t, c.Messages(), 2)
+
+	var none *nous.SessionLog
+	require.Nil(t, none.Snapshot())
+	require.Zero(t, none.Len())
 }
 
 // A snapshot may be read on another goroutine while the owner keeps
@@ -191,7 +198,7 @@ func TestLogSnapshotReadWhileOwnerAppends(t *testing.T) {
 	}
 	done := make(chan []nous.Event)
 	for range 4 {
-		l := c.Log()
+		l := c.Log().Snapshot()
 		go func() { done <- l.Events() }()
 	}
 	for i := range 1200 {
