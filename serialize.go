@@ -895,44 +895,68 @@ func decodeToolCalls(raw json.RawMessage, place string, v1 bool) ([]ToolCall, er
 	return calls, nil
 }
 
-// locateError returns the error of a version 2 blob that the one-pass
-// decode refused with cause, naming the field: it decodes the fields one by
-// one, the events too.
-func locateError(data []byte, cause error) error {
-	var raw struct {
-		Messages      json.RawMessage `json:"messages"`
-		SystemPrompt  json.RawMessage `json:"system_prompt"`
-		Usage         json.RawMessage `json:"usage"`
-		NeedsResponse json.RawMessage `json:"needs_response"`
-		Iteration     json.RawMessage `json:"iteration"`
-		MaxIterations json.RawMessage `json:"max_iterations"`
-		AgentName     json.RawMessage `json:"agent_name"`
-		Log           json.RawMessage `json:"log"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return malformed("", err)
-	}
-	var array jsonArray
-	fields := []struct {
-		name string
-		raw  json.RawMessage
-		into any
-	}{
-		{"messages", raw.Messages, &array},
-		{"system_prompt", raw.SystemPrompt, new(string)},
-		{"usage", raw.Usage, new(Usage)},
-		{"needs_response", raw.NeedsResponse, new(bool)},
-		{"iteration", raw.Iteration, new(int)},
-		{"max_iterations", raw.MaxIterations, new(int)},
-		{"agent_name", raw.AgentName, new(string)},
-	}
+// wireRaw is the top level of either version, each field kept raw, for the
+// readers that decode field by field: version 1, and locateError.
+type wireRaw struct {
+	Messages      json.RawMessage `json:"messages"`
+	ToolCalls     json.RawMessage `json:"tool_calls"`
+	SystemPrompt  json.RawMessage `json:"system_prompt"`
+	Deps          json.RawMessage `json:"deps"`
+	Usage         json.RawMessage `json:"usage"`
+	NeedsResponse json.RawMessage `json:"needs_response"`
+	Iteration     json.RawMessage `json:"iteration"`
+	MaxIterations json.RawMessage `json:"max_iterations"`
+	StartedAt     json.RawMessage `json:"started_at"`
+	AgentName     json.RawMessage `json:"agent_name"`
+	Log           json.RawMessage `json:"log"` // version 2 only; version 1 ignores it
+}
+
+// rawField is one field to decode on its own: its place in the document, its
+// raw JSON (absent when empty) and where to decode it.
+type rawField struct {
+	place string
+	raw   json.RawMessage
+	into  any
+}
+
+// decodeFields decodes each present field, failing with the place of the
+// first that does not fit.
+func decodeFields(fields ...rawField) error {
 	for _, f := range fields {
 		if len(f.raw) == 0 {
 			continue
 		}
 		if err := json.Unmarshal(f.raw, f.into); err != nil {
-			return malformed(f.name, err)
+			return malformed(f.place, err)
 		}
+	}
+	return nil
+}
+
+// plainFields are the fields of w that both versions decode the same way,
+// to be decoded into in.
+func (w *wireRaw) plainFields(in *wireInput) []rawField {
+	return []rawField{
+		{"system_prompt", w.SystemPrompt, &in.SystemPrompt},
+		{"usage", w.Usage, &in.Usage},
+		{"needs_response", w.NeedsResponse, &in.NeedsResponse},
+		{"iteration", w.Iteration, &in.Iteration},
+		{"max_iterations", w.MaxIterations, &in.MaxIterations},
+		{"agent_name", w.AgentName, &in.AgentName},
+	}
+}
+
+// locateError returns the error of a version 2 blob that the one-pass
+// decode refused with cause, naming the field: it decodes the fields one by
+// one, the events too.
+func locateError(data []byte, cause error) error {
+	var raw wireRaw
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return malformed("", err)
+	}
+	var array jsonArray
+	if err := decodeFields(append(raw.plainFields(new(wireInput)), rawField{"messages", raw.Messages, &array})...); err != nil {
+		return err
 	}
 	var log struct {
 		ID       json.RawMessage `json:"id"`
@@ -946,22 +970,13 @@ func locateError(data []byte, cause error) error {
 	if err := json.Unmarshal(raw.Log, &log); err != nil {
 		return malformed("log", err)
 	}
-	logFields := []struct {
-		name string
-		raw  json.RawMessage
-		into any
-	}{
-		{"log.id", log.ID, new(string)},
-		{"log.parent_id", log.ParentID, new(string)},
-		{"log.fork_seq", log.ForkSeq, new(int64)},
-	}
-	for _, f := range logFields {
-		if len(f.raw) == 0 {
-			continue
-		}
-		if err := json.Unmarshal(f.raw, f.into); err != nil {
-			return malformed(f.name, err)
-		}
+	err := decodeFields(
+		rawField{"log.id", log.ID, new(string)},
+		rawField{"log.parent_id", log.ParentID, new(string)},
+		rawField{"log.fork_seq", log.ForkSeq, new(int64)},
+	)
+	if err != nil {
+		return err
 	}
 	var events []json.RawMessage
 	if len(log.Events) == 0 {
@@ -993,43 +1008,13 @@ type v1Message struct {
 
 // deserializeV1 reads a version 1 blob.
 func deserializeV1(data []byte) (*Context, error) {
-	// Version 1 has no log: decode without it, so that a "log" key, unknown
-	// to version 1, is ignored like any other.
-	var raw struct {
-		Messages      json.RawMessage `json:"messages"`
-		ToolCalls     json.RawMessage `json:"tool_calls"`
-		SystemPrompt  json.RawMessage `json:"system_prompt"`
-		Deps          json.RawMessage `json:"deps"`
-		Usage         json.RawMessage `json:"usage"`
-		NeedsResponse json.RawMessage `json:"needs_response"`
-		Iteration     json.RawMessage `json:"iteration"`
-		MaxIterations json.RawMessage `json:"max_iterations"`
-		StartedAt     json.RawMessage `json:"started_at"`
-		AgentName     json.RawMessage `json:"agent_name"`
-	}
+	var raw wireRaw // its "log", unknown to version 1, is ignored like any other key
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, malformed("", err)
 	}
 	w := wireInput{Deps: raw.Deps, ToolCalls: raw.ToolCalls, StartedAt: raw.StartedAt}
-	fields := []struct {
-		name string
-		raw  json.RawMessage
-		into any
-	}{
-		{"system_prompt", raw.SystemPrompt, &w.SystemPrompt},
-		{"usage", raw.Usage, &w.Usage},
-		{"needs_response", raw.NeedsResponse, &w.NeedsResponse},
-		{"iteration", raw.Iteration, &w.Iteration},
-		{"max_iterations", raw.MaxIterations, &w.MaxIterations},
-		{"agent_name", raw.AgentName, &w.AgentName},
-	}
-	for _, f := range fields {
-		if len(f.raw) == 0 {
-			continue
-		}
-		if err := json.Unmarshal(f.raw, f.into); err != nil {
-			return nil, malformed(f.name, err)
-		}
+	if err := decodeFields(raw.plainFields(&w)...); err != nil {
+		return nil, err
 	}
 	var items []json.RawMessage
 	if t := bytes.TrimSpace(raw.Messages); len(t) > 0 && string(t) != "null" {
