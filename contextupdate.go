@@ -187,12 +187,30 @@ func (u ContextUpdate) LogEvents() []LoggedEvent {
 // An append onto a value that is not a list fails with an error wrapping
 // [ErrTypeMismatch] that names the key and the types.
 func (u ContextUpdate) ToDeps(initial map[string]any) (map[string]any, error) {
-	r, err := u.reduce(initial)
+	r, err := reduce(initial, nil, u.ops())
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(initial)+len(r.changed))
-	for k, v := range initial {
+	return r.deps(), nil
+}
+
+// reduce runs the deps operations of ops over base, which it never writes,
+// and returns what they change. spare holds the lists a context keeps with
+// their spare capacity (see Context.lists); nil outside Apply.
+func reduce(base map[string]any, spare map[string][]any, ops []Operation) (*reducer, error) {
+	r := &reducer{base: base, spare: spare}
+	for i, op := range ops {
+		if err := r.apply(op); err != nil {
+			return nil, fmt.Errorf("nous: update operation %d (%s %q): %w", i, op.Kind, op.Key, err)
+		}
+	}
+	return r, nil
+}
+
+// deps returns a new map: the base with the changes made.
+func (r *reducer) deps() map[string]any {
+	out := make(map[string]any, len(r.base)+len(r.changed))
+	for k, v := range r.base {
 		if _, ok := r.changed[k]; !ok {
 			out[k] = v
 		}
@@ -202,26 +220,7 @@ func (u ContextUpdate) ToDeps(initial map[string]any) (map[string]any, error) {
 			out[k] = c.value
 		}
 	}
-	return out, nil
-}
-
-// reduce runs u's deps operations over base without changing it and
-// returns what they change.
-func (u ContextUpdate) reduce(base map[string]any) (*reducer, error) {
-	r := &reducer{base: base}
-	if err := u.reduceInto(r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-func (u ContextUpdate) reduceInto(r *reducer) error {
-	for i, op := range u.ops() {
-		if err := r.apply(op); err != nil {
-			return fmt.Errorf("nous: update operation %d (%s %q): %w", i, op.Kind, op.Key, err)
-		}
-	}
-	return nil
+	return out
 }
 
 // reducer applies operations over a base map it never writes: the keys they
@@ -391,8 +390,9 @@ func (u ContextUpdate) Apply(c *Context) error {
 	if u.n == 0 {
 		return nil
 	}
-	r := &reducer{base: c.Deps, spare: c.lists}
-	if err := u.reduceInto(r); err != nil {
+	ops := u.ops()
+	r, err := reduce(c.Deps, c.lists, ops)
+	if err != nil {
 		return err
 	}
 	if c.Deps == nil && len(r.changed) > 0 {
@@ -416,7 +416,7 @@ func (u ContextUpdate) Apply(c *Context) error {
 			c.Deps[k] = ch.value
 		}
 	}
-	for _, op := range u.ops() {
+	for _, op := range ops {
 		if op.Kind != OpLogEvent {
 			continue
 		}
@@ -433,12 +433,13 @@ func (u ContextUpdate) Apply(c *Context) error {
 // with one warning on slog's default logger naming the types lost. On error
 // it returns rc itself and the error.
 func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
-	deps, err := u.ToDeps(rc.Deps)
+	ops := u.ops()
+	r, err := reduce(rc.Deps, nil, ops)
 	if err != nil {
 		return rc, err
 	}
 	var lost []string
-	for _, op := range u.ops() {
+	for _, op := range ops {
 		if op.Kind == OpLogEvent {
 			lost = append(lost, string(op.EventType))
 		}
@@ -446,7 +447,10 @@ func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 	if len(lost) > 0 {
 		slog.Warn("nous: ContextUpdate.ApplyToRunContext dropped log events: a RunContext has no session log", "types", lost)
 	}
-	rc.Deps = jsonx.CloneMap(deps) // ToDeps shares what it did not change with rc
+	rc.Deps = r.deps()
+	for k, v := range rc.Deps { // deps shares what it did not change with the input
+		rc.Deps[k] = jsonx.CloneValue(v)
+	}
 	if rc.Sandbox != nil {
 		p := *rc.Sandbox
 		p.WritableRoots = slices.Clone(p.WritableRoots)

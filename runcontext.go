@@ -70,7 +70,11 @@ type RunContextOption func(*RunContext)
 // copied, typed ones such as a []string included, so the run context may be
 // read on another goroutine while the deps it came from change.
 func NewRunContext(deps map[string]any, opts ...RunContextOption) RunContext {
-	rc := RunContext{Deps: jsonx.CloneMap(deps)}
+	return newRunContext(deps, Usage{}, opts)
+}
+
+func newRunContext(deps map[string]any, usage Usage, opts []RunContextOption) RunContext {
+	rc := RunContext{Deps: jsonx.CloneMap(deps), Usage: usage}
 	if rc.Deps == nil {
 		rc.Deps = map[string]any{}
 	}
