@@ -186,31 +186,48 @@ func TestAllocsIndependentOfLength(t *testing.T) {
 	}
 	const runs = 1000
 	append1 := nous.NewContextUpdate().Append("items", "turn")
-	allocs := func(n int) (clone, apply float64) {
+	type cost struct{ allocs, bytes float64 }
+	measure := func(f func()) cost {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			f()
+		}
+		runtime.ReadMemStats(&after)
+		return cost{float64(after.Mallocs-before.Mallocs) / runs, float64(after.TotalAlloc-before.TotalAlloc) / runs}
+	}
+	costs := func(n int) map[string]cost {
 		c := plainContext(t, n)
 		c.MergeDeps(map[string]any{"user": "ada", "city": "Paris"})
-		clone = testing.AllocsPerRun(runs, func() { sinkCtx = c.Clone() })
+		out := map[string]cost{
+			"Clone":    measure(func() { sinkCtx = c.Clone() }),
+			"Log":      measure(func() { sinkInt += c.Log().Len() }),
+			"Snapshot": measure(func() { sinkInt += c.Log().Snapshot().Len() }),
+		}
 		l := nous.NewContext()
 		for i := range n {
 			if err := nous.NewContextUpdate().Append("items", i).Apply(l); err != nil {
 				t.Fatal(err)
 			}
 		}
-		apply = testing.AllocsPerRun(runs, func() {
+		out["Apply of one Append"] = measure(func() {
 			if err := append1.Apply(l); err != nil {
 				t.Fatal(err)
 			}
 		})
-		return clone, apply
+		return out
 	}
-	clone1k, apply1k := allocs(1_000)
-	clone100k, apply100k := allocs(100_000)
-	t.Logf("allocations per call at 1k / 100k: Clone %v / %v, Apply of one Append %v / %v",
-		clone1k, clone100k, apply1k, apply100k)
-	if clone100k > clone1k {
-		t.Errorf("Clone: %v allocations at 100k messages, %v at 1k", clone100k, clone1k)
+	small, large := costs(1_000), costs(100_000)
+	for name, s := range small {
+		l := large[name]
+		t.Logf("%s: %.1f allocs, %.0f B at 1k; %.1f allocs, %.0f B at 100k", name, s.allocs, s.bytes, l.allocs, l.bytes)
+		// Allocation counts must not grow; bytes may vary by a few
+		// words (a map's buckets), not by anything proportional to n.
+		if l.allocs > s.allocs+0.01 || l.bytes > s.bytes+64 {
+			t.Errorf("%s: %.1f allocs, %.0f B at 100k against %.1f, %.0f B at 1k", name, l.allocs, l.bytes, s.allocs, s.bytes)
+		}
 	}
-	if apply100k > apply1k {
-		t.Errorf("Apply of one Append: %v allocations on a list of 100k items, %v on 1k", apply100k, apply1k)
+	if c := small["Log"]; c.allocs != 0 {
+		t.Errorf("Log allocates %.1f times per call, want 0", c.allocs)
 	}
 }

@@ -84,8 +84,9 @@ type Context struct {
 	lists map[string][]any
 
 	log        SessionLog
-	view       []int64 // seqs of the events whose messages make up the view
-	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
+	handle     SessionLog // what Log returns: a handle on log
+	view       []int64    // seqs of the events whose messages make up the view
+	viewShared bool       // view's backing array is shared with a clone: copy before writing in place
 
 	overlay   string
 	overlayAt time.Time
@@ -323,7 +324,11 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 // same for any length of log.
 func (c *Context) Log() *SessionLog {
 	c.ready()
-	return &SessionLog{live: &c.log}
+	// The handle lives in the context, so Log does not allocate; it is set
+	// anew on every call, so a caller who overwrote it, or a Clone that
+	// copied it, gets a handle on this context's log again.
+	c.handle = SessionLog{live: &c.log}
+	return &c.handle
 }
 
 // Len returns the number of messages in the view, the overlay's own system
@@ -589,7 +594,7 @@ func (c *Context) PatchDanglingToolCalls() int {
 // Neither the context nor the snapshot sees the other's later writes, so the
 // snapshot may be read on another goroutine while the owner goes on.
 func (c *Context) ToRunContext(opts ...RunContextOption) RunContext {
-	return NewRunContext(c.Deps, append([]RunContextOption{WithRunUsage(c.Usage)}, opts...)...)
+	return newRunContext(c.Deps, c.Usage, opts)
 }
 
 // Clone returns an independent copy of c: changing one never changes the
