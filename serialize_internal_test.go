@@ -285,3 +285,19 @@ func TestWriteWireMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestIsSecretName(t *testing.T) {
+	for key, want := range map[string]bool{
+		"input_tokens": false, "max_tokens": false, "tokenizer": false, "turn": false, "monkey": false,
+		"keyboard": false, "Authorization": true, "x-api-key": true, "XApiKey": true, "api_key": true,
+		"apikey": true, "refreshToken": true, "AUTH_TOKEN": true, "db_password": true, "Passwd": true,
+		"client_secrets": true, "privateKey": true, "access-key": true, "bearer": true, "credentials": true,
+	} {
+		if got := isSecretName(key); got != want {
+			t.Errorf("isSecretName(%q) = %v, want %v", key, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { isSecretName("iteration") }); n != 0 {
+		t.Errorf("isSecretName of a plain key allocates %v times", n)
+	}
+}
