@@ -2,7 +2,6 @@ package nous
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,43 +97,6 @@ func cuSpare(extra int, items ...any) []any {
 		full[i] = "spare"
 	}
 	return s
-}
-
-// cuRecorder is a slog.Handler that keeps every record it is given.
-type cuRecorder struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (h *cuRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *cuRecorder) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.records = append(h.records, r.Clone())
-	return nil
-}
-func (h *cuRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *cuRecorder) WithGroup(string) slog.Handler      { return h }
-
-// matching returns the text of the records whose message contains substr,
-// each as "LEVEL message key=value ...".
-func (h *cuRecorder) matching(substr string) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, r := range h.records {
-		if !strings.Contains(r.Message, substr) {
-			continue
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s %s", r.Level, r.Message)
-		r.Attrs(func(a slog.Attr) bool {
-			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value.Any())
-			return true
-		})
-		out = append(out, b.String())
-	}
-	return out
 }
 
 func TestToDepsRules(t *testing.T) {
@@ -499,7 +460,7 @@ func TestContextUpdateCopiesItsInputs(t *testing.T) {
 }
 
 func TestApply(t *testing.T) {
-	rec := &cuRecorder{}
+	rec := &LogRecorder{}
 	c := NewContext(WithDeps(map[string]any{"l": []any{"a"}, "m": map[string]any{"x": 1}}), WithLogger(slog.New(rec)))
 	require.NoError(t, c.AddMessage(UserMessage("hi")))
 	msgs := c.Messages()
@@ -523,7 +484,7 @@ func TestApply(t *testing.T) {
 	assert.Equal(t, EventStepEnd, events[2].Type)
 	assert.Equal(t, map[string]any{"n": 2}, events[2].Data)
 
-	warnings := rec.matching("ContextUpdate.Apply")
+	warnings := rec.Matching("ContextUpdate.Apply")
 	require.Len(t, warnings, 2, "one warning per refused event: %q", warnings)
 	assert.Contains(t, warnings[0], "WARN")
 	assert.Contains(t, warnings[0], string(EventUserMessage))
@@ -545,7 +506,7 @@ func TestApplyDepsBeforeEvents(t *testing.T) {
 }
 
 func TestApplyFailureLeavesContextUnchanged(t *testing.T) {
-	rec := &cuRecorder{}
+	rec := &LogRecorder{}
 	c := NewContext(
 		WithDeps(map[string]any{"l": cuSpare(4, 1), "m": map[string]any{"n": map[string]any{"a": 1}}, "s": "text"}),
 		WithLogger(slog.New(rec)),
@@ -571,7 +532,7 @@ func TestApplyFailureLeavesContextUnchanged(t *testing.T) {
 	assert.Equal(t, reflect.ValueOf(depsMap).Pointer(), reflect.ValueOf(c.Deps).Pointer(), "Apply replaced the deps map on failure")
 	assert.Equal(t, msgs, c.Messages())
 	assert.Equal(t, events, c.Log().Events())
-	assert.Empty(t, rec.matching(""))
+	assert.Empty(t, rec.Matching(""))
 }
 
 func TestApplyEmptyUpdate(t *testing.T) {
@@ -589,7 +550,7 @@ func TestApplyEmptyUpdate(t *testing.T) {
 }
 
 func TestApplyToRunContext(t *testing.T) { // not parallel: it swaps slog's default logger
-	rec := &cuRecorder{}
+	rec := &LogRecorder{}
 	old := slog.Default()
 	slog.SetDefault(slog.New(rec))
 	t.Cleanup(func() { slog.SetDefault(old) })
@@ -623,7 +584,7 @@ func TestApplyToRunContext(t *testing.T) { // not parallel: it swaps slog's defa
 	assert.Same(t, beforeRC.Sandbox, rc.Sandbox)
 	assert.Equal(t, sandbox, *rc.Sandbox)
 
-	warnings := rec.matching("ApplyToRunContext")
+	warnings := rec.Matching("ApplyToRunContext")
 	require.Len(t, warnings, 1, "exactly one warning for all the dropped events: %q", warnings)
 	for _, typ := range []EventType{EventToolCall, EventStepEnd, EventUserMessage} {
 		assert.Contains(t, warnings[0], string(typ))
@@ -633,14 +594,14 @@ func TestApplyToRunContext(t *testing.T) { // not parallel: it swaps slog's defa
 	// No events: no warning.
 	_, err = NewContextUpdate().Set("a", 1).ApplyToRunContext(rc)
 	require.NoError(t, err)
-	assert.Len(t, rec.matching("ApplyToRunContext"), 1)
+	assert.Len(t, rec.Matching("ApplyToRunContext"), 1)
 
 	// Failure: the error, and the input back unchanged; no warning either.
 	failed, err := NewContextUpdate().LogEvent(EventTurnEnd, nil).Append("m", 1).ApplyToRunContext(rc)
 	require.ErrorIs(t, err, ErrTypeMismatch)
 	assert.Equal(t, before, cuSnapshot(failed.Deps))
 	assert.Equal(t, before, cuSnapshot(rc.Deps))
-	assert.Len(t, rec.matching("ApplyToRunContext"), 1)
+	assert.Len(t, rec.Matching("ApplyToRunContext"), 1)
 
 	// A zero RunContext works.
 	z, err := NewContextUpdate().Set("a", 1).ApplyToRunContext(RunContext{})

@@ -2,7 +2,6 @@ package nous_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,45 +23,10 @@ var serT0 = time.Date(2026, 2, 3, 4, 5, 6, 789, time.UTC)
 
 func serAt(n int) time.Time { return serT0.Add(time.Duration(n) * time.Second) }
 
-// serRecorder is a slog handler that keeps the records it is given.
-type serRecorder struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (h *serRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *serRecorder) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.records = append(h.records, r.Clone())
-	return nil
-}
-func (h *serRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *serRecorder) WithGroup(string) slog.Handler      { return h }
-
-// warnings returns each warning's message followed by its attributes.
-func (h *serRecorder) warnings() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, r := range h.records {
-		if r.Level != slog.LevelWarn {
-			continue
-		}
-		s := r.Message
-		r.Attrs(func(a slog.Attr) bool {
-			s += fmt.Sprintf(" %s=%v", a.Key, a.Value)
-			return true
-		})
-		out = append(out, s)
-	}
-	return out
-}
-
 // serDefaultLogger sends slog.Default() to a recorder for the rest of the
 // test; Deserialize warns there.
-func serDefaultLogger(t *testing.T) *serRecorder {
-	h := &serRecorder{}
+func serDefaultLogger(t *testing.T) *nous.LogRecorder {
+	h := &nous.LogRecorder{}
 	old := slog.Default()
 	slog.SetDefault(slog.New(h))
 	t.Cleanup(func() { slog.SetDefault(old) })
@@ -315,20 +279,20 @@ func TestSerializeRedaction(t *testing.T) {
 func TestSerializeUnencodable(t *testing.T) {
 	rootCycle := map[string]any{"a": 1}
 	rootCycle["again"] = rootCycle
-	h0 := &serRecorder{}
+	h0 := &nous.LogRecorder{}
 	c0 := nous.NewContext(nous.WithLogger(slog.New(h0)))
 	c0.Deps = rootCycle
 	data0, err := c0.Serialize()
 	require.NoError(t, err)
 	assert.Contains(t, string(data0), `"deps":{"a":1}`)
-	assert.Contains(t, strings.Join(h0.warnings(), ""), "deps.again")
+	assert.Contains(t, strings.Join(h0.Warnings(), ""), "deps.again")
 
 	cyclic := map[string]any{"name": "loop"}
 	cyclic["self"] = cyclic
 	list := []any{1, nil}
 	list[1] = list
 	type withFunc struct{ F func() }
-	h := &serRecorder{}
+	h := &nous.LogRecorder{}
 	c := nous.NewContext(nous.WithLogger(slog.New(h)))
 	c.Deps = map[string]any{
 		"fn":      func() {},
@@ -359,7 +323,7 @@ func TestSerializeUnencodable(t *testing.T) {
 
 	data, err := c.Serialize()
 	require.NoError(t, err)
-	warnings := h.warnings()
+	warnings := h.Warnings()
 	require.Len(t, warnings, 1, "one warning for all of them")
 	for _, k := range []string{"deps.fn", "deps.ch", "deps.cplx", "deps.nan", "deps.inf", "deps.f32nan", "deps.cyclic.self",
 		"deps.list[1]", "deps.struct", "deps.badnum", "deps.badraw", "deps.nested.fn", "deps.nested.list[1]",
@@ -392,11 +356,11 @@ func TestSerializeUnencodable(t *testing.T) {
 	assert.True(t, r.StartedAt.IsZero())
 
 	// Nothing to drop: no warning.
-	h2 := &serRecorder{}
+	h2 := &nous.LogRecorder{}
 	c2 := nous.NewContext(nous.WithLogger(slog.New(h2)), nous.WithDeps(map[string]any{"api_key": "x", "n": 1}))
 	_, err = c2.Serialize()
 	require.NoError(t, err)
-	assert.Empty(t, h2.warnings())
+	assert.Empty(t, h2.Warnings())
 }
 
 // TestDeserializeV1 reads blobs of the reference's version 1 format.
@@ -537,7 +501,7 @@ func TestDeserializeV1(t *testing.T) {
 				assert.Equal(t, e.CreatedAt, e.Message.CreatedAt)
 			}
 			if tt.warn != "" {
-				assert.Contains(t, strings.Join(rec.warnings(), "\n"), tt.warn)
+				assert.Contains(t, strings.Join(rec.Warnings(), "\n"), tt.warn)
 			}
 			// A second read gets a new log ID; the re-encode reads back the same.
 			d, err := nous.Deserialize([]byte(tt.blob))
@@ -821,7 +785,7 @@ func TestDeserializeLinear(t *testing.T) {
 // so two goroutines may serialize the same idle context.
 func TestSerializeIsReadOnly(t *testing.T) {
 	c := serContexts(t)["full"]()
-	c.Logger = slog.New(&serRecorder{})
+	c.Logger = slog.New(&nous.LogRecorder{})
 	var wg sync.WaitGroup
 	out := make([][]byte, 4)
 	for i := range out {
