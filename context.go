@@ -88,10 +88,9 @@ type Context struct {
 	view       []int64    // seqs of the events whose messages make up the view
 	viewShared bool       // view's backing array is shared with a clone: copy before writing in place
 
-	overlay   string
-	overlayAt time.Time
-	lead      Message  // the first message as read, when the overlay changes it
-	leadMode  leadMode // how the overlay shows in the view
+	overlay  string
+	lead     Message  // the first message as read, when the overlay changes it
+	leadMode leadMode // how the overlay shows in the view
 }
 
 type leadMode uint8
@@ -523,7 +522,6 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 // serialized: it is derived from configuration on every run.
 func (c *Context) SetSystemPromptOverlay(text string) {
 	c.overlay = text
-	c.overlayAt = now()
 	c.refreshLead()
 }
 
@@ -548,9 +546,9 @@ func (c *Context) refreshLead() {
 		}
 		c.lead, c.leadMode = m, leadOverlaid
 	default:
-		// Stamped like the message it goes before, so that the view's
-		// timestamps do not decrease.
-		at := c.overlayAt
+		// Stamped like the message it goes before, or with the start of
+		// the run, so that the view's timestamps do not decrease.
+		at := c.StartedAt
 		if len(c.view) > 0 {
 			at = c.log.rec(c.view[0]).msg.CreatedAt
 		}

@@ -1254,3 +1254,12 @@ func TestOverlayMessageKeepsTimestampsInOrder(t *testing.T) {
 	require.NoError(t, d.AddMessage(first))
 	require.Equal(t, first.CreatedAt, d.Messages()[0].CreatedAt)
 }
+
+// On an empty view the overlay's own message carries the start of the run.
+func TestOverlayOnEmptyViewCarriesStartedAt(t *testing.T) {
+	c := nous.NewContext()
+	c.SetSystemPromptOverlay("be brief")
+	m, ok := c.LastMessage()
+	require.True(t, ok)
+	require.Equal(t, c.StartedAt, m.CreatedAt)
+}
