@@ -85,7 +85,7 @@ type Context struct {
 
 	log        SessionLog
 	handle     SessionLog // what Log returns: a handle on log
-	view       []int64    // seqs of the events whose messages make up the view
+	view       []int64    // the view's messages: indices in log.msgs
 	viewShared bool       // view's backing array is shared with a clone: copy before writing in place
 
 	overlay  string
@@ -276,16 +276,17 @@ func (c *Context) AddMessages(msgs ...Message) error {
 // appendMessage appends a valid message.
 func (c *Context) appendMessage(m Message, source string) {
 	c.ready()
-	r := record{typ: messageEventType(m.Role), at: now(), msg: m.clone()}
-	if r.msg.CreatedAt.IsZero() {
-		r.msg.CreatedAt = r.at
+	r := record{typ: messageEventType(m.Role), at: now()}
+	m = m.clone()
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = r.at
 	} else {
-		r.msg.CreatedAt = r.msg.CreatedAt.UTC()
+		m.CreatedAt = m.CreatedAt.UTC()
 	}
 	if source != "" {
 		r.data = map[string]any{DataSource: source}
 	}
-	c.view = append(c.view, c.log.push(&r))
+	c.view = append(c.view, c.log.pushMessage(&r, &m))
 	if len(c.view) == 1 && c.overlay != "" {
 		c.refreshLead()
 	}
@@ -348,7 +349,7 @@ func (c *Context) at(i int) *Message {
 	if c.leadMode == leadSynthetic {
 		i--
 	}
-	return &c.log.rec(c.view[i]).msg
+	return &c.log.msg(c.view[i]).msg
 }
 
 // Messages returns the view: the fold of the log with the system-prompt
@@ -379,9 +380,9 @@ func (c *Context) All() iter.Seq2[int, Message] {
 			c.allWithLead(yield)
 			return
 		}
-		log := &c.log
-		for i, seq := range c.view {
-			if !yield(i, log.rec(seq).msg) {
+		msgs := &c.log.msgs
+		for i, mi := range c.view {
+			if !yield(i, msgs.at(mi).msg) {
 				return
 			}
 		}
@@ -397,8 +398,8 @@ func (c *Context) allWithLead(yield func(int, Message) bool) {
 	if c.leadMode == leadOverlaid { // the lead stands for view[0]
 		view = view[1:]
 	}
-	for _, seq := range view {
-		if !yield(i, c.log.rec(seq).msg) {
+	for _, mi := range view {
+		if !yield(i, c.log.msg(mi).msg) {
 			return
 		}
 		i++
@@ -495,18 +496,19 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 		return fmt.Errorf("nous: replace %d..%d: %w", first, last, err)
 	}
 	first, last = first-off, last-off
-	f, z := c.view[first], c.view[last]
-	r := record{typ: EventReplace, at: now(), msg: m.clone(), first: f, last: z}
-	r.msg.CreatedAt = c.log.rec(f).msg.CreatedAt
-	seq := c.log.push(&r)
+	f := c.log.msg(c.view[first])
+	r := record{typ: EventReplace, at: now(), first: f.seq, last: c.log.msg(c.view[last]).seq}
+	m = m.clone()
+	m.CreatedAt = f.msg.CreatedAt
+	mi := c.log.pushMessage(&r, &m)
 	if c.viewShared {
 		v := make([]int64, 0, len(c.view)-(last-first))
 		v = append(v, c.view[:first]...)
-		v = append(v, seq)
+		v = append(v, mi)
 		c.view = append(v, c.view[last+1:]...)
 		c.viewShared = false
 	} else {
-		c.view[first] = seq
+		c.view[first] = mi
 		c.view = slices.Delete(c.view, first+1, last+1)
 	}
 	if first == 0 && c.overlay != "" {
@@ -534,8 +536,8 @@ func (c *Context) refreshLead() {
 	switch {
 	case c.overlay == "":
 		c.lead, c.leadMode = Message{}, leadNone
-	case len(c.view) > 0 && c.log.rec(c.view[0]).msg.Role == RoleSystem:
-		m := c.log.rec(c.view[0]).msg // shares maps with the log; never written
+	case len(c.view) > 0 && c.log.msg(c.view[0]).msg.Role == RoleSystem:
+		m := c.log.msg(c.view[0]).msg // shares maps with the log; never written
 		switch {
 		case m.Content != "":
 			m.Content += overlaySeparator + c.overlay
@@ -550,7 +552,7 @@ func (c *Context) refreshLead() {
 		// the run, so that the view's timestamps do not decrease.
 		at := c.StartedAt
 		if len(c.view) > 0 {
-			at = c.log.rec(c.view[0]).msg.CreatedAt
+			at = c.log.msg(c.view[0]).msg.CreatedAt
 		}
 		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: at}, leadSynthetic
 	}

@@ -184,8 +184,13 @@ func (c *Context) wire() (wireContext, int) {
 	// amount per event and message for keys, times and numbers.
 	size := 512
 	events := make([]Event, 0, c.log.n)
-	for r := range c.log.records {
-		size += 160 + len(r.msg.Content) + len(r.msg.ReasoningContent)
+	for r := range c.log.recs.all {
+		var m *Message
+		if r.typ.IsSurface() {
+			m = &c.log.msg(r.mi).msg
+			size += len(m.Content) + len(m.ReasoningContent)
+		}
+		size += 160
 		s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
 		e := Event{Seq: r.seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
 		if !encodableTime(r.at) {
@@ -199,9 +204,9 @@ func (c *Context) wire() (wireContext, int) {
 			s.pop()
 			s.redact = nil
 		}
-		if r.typ.IsSurface() {
+		if m != nil {
 			s.push(segment{key: "message"})
-			e.Message = s.message(&r.msg)
+			e.Message = s.message(m)
 			s.pop()
 		}
 		events = append(events, e)
@@ -209,8 +214,8 @@ func (c *Context) wire() (wireContext, int) {
 	w.Log.Events = events
 
 	w.Messages = make([]*Message, len(c.view))
-	for i, seq := range c.view {
-		w.Messages[i] = events[seq-1].Message
+	for i, mi := range c.view {
+		w.Messages[i] = events[c.log.msg(mi).seq-1].Message
 		size += 128 + len(w.Messages[i].Content) + len(w.Messages[i].ReasoningContent)
 	}
 

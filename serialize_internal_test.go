@@ -28,10 +28,10 @@ func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bo
 	if c.log.parent != uuid.Nil {
 		c.log.parent = parent
 	}
-	for r := range c.log.records {
+	for r := range c.log.recs.all {
 		r.at = base.Add(time.Duration(r.seq) * time.Second)
 		if messages && r.typ.IsSurface() {
-			r.msg.CreatedAt = r.at
+			c.log.msg(r.mi).msg.CreatedAt = r.at
 		}
 	}
 }
@@ -56,7 +56,7 @@ func CheckRestoredForTest(t testing.TB, c *Context) {
 	}
 	for i := range view {
 		if view[i] != c.view[i] {
-			t.Fatalf("view[%d] = seq %d, the fold says %d", i, c.view[i], view[i])
+			t.Fatalf("view[%d] = message %d, the fold says %d", i, c.view[i], view[i])
 		}
 	}
 }

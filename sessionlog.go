@@ -11,31 +11,102 @@ import (
 	"github.com/nous-go/nous/internal/jsonx"
 )
 
-// The log stores events in chunks of chunkSize records: the full ones, which
-// are never written again, and the partly filled tail. A fork shares both
-// with its parent, clipped, so that neither can see what the other appends;
-// the fork copies the tail (at most one chunk) when it first appends.
+// The log stores events in chunks of chunkSize: the full ones, which are
+// never written again, and the partly filled tail. A fork shares both with
+// its parent, clipped, so that neither can see what the other appends; the
+// fork copies the tail (at most one chunk) when it first appends.
 const (
 	chunkBits = 9
 	chunkSize = 1 << chunkBits
 )
 
-// record is an event as the log stores it: the message inline, so that
-// adding a plain text message allocates nothing of its own.
+// chunks is an append-only sequence of values stored in chunks of chunkSize,
+// so that appending never copies what is already stored, and a copy of it
+// clipped by clip shares everything with it.
+type chunks[T any] struct {
+	full [][]T // full chunks, each of chunkSize values
+	tail []T   // the last chunk, not full
+}
+
+// len returns the number of values stored.
+func (c *chunks[T]) len() int64 { return int64(len(c.full))<<chunkBits + int64(len(c.tail)) }
+
+// at returns the value at index i, 0 <= i < len.
+func (c *chunks[T]) at(i int64) *T {
+	if ci := int(i >> chunkBits); ci < len(c.full) {
+		return &c.full[ci][i&(chunkSize-1)]
+	}
+	return &c.tail[i&(chunkSize-1)]
+}
+
+// push appends *v and returns its index.
+func (c *chunks[T]) push(v *T) int64 {
+	if len(c.tail) == chunkSize {
+		c.full = append(c.full, c.tail)
+		c.tail = nil
+	}
+	if len(c.tail) == cap(c.tail) {
+		// The first chunk grows by doubling, so that a short log stays
+		// small; a fork's tail, clipped, is copied before it is written.
+		n := chunkSize
+		if len(c.full) == 0 {
+			n = min(max(2*cap(c.tail), 8), chunkSize)
+		}
+		grown := make([]T, len(c.tail), n)
+		copy(grown, c.tail)
+		c.tail = grown
+	}
+	c.tail = append(c.tail, *v)
+	return c.len() - 1
+}
+
+// clip returns a copy of c that shares every value stored and that appends
+// to either cannot write where the other reads.
+func (c *chunks[T]) clip() chunks[T] {
+	return chunks[T]{full: slices.Clip(c.full), tail: slices.Clip(c.tail)}
+}
+
+// all calls yield with every value in order until it returns false.
+func (c *chunks[T]) all(yield func(*T) bool) {
+	for _, chunk := range c.full {
+		for i := range chunk {
+			if !yield(&chunk[i]) {
+				return
+			}
+		}
+	}
+	for i := range c.tail {
+		if !yield(&c.tail[i]) {
+			return
+		}
+	}
+}
+
+// record is an event as the log stores it, without its message: a surface
+// event's message is stored apart, in the log's messages, so that walking
+// the view reads messages packed together and nothing else.
 type record struct {
 	seq         int64
 	typ         EventType
 	at          time.Time
 	data        map[string]any
-	msg         Message // surface events
-	first, last int64   // replace events
+	first, last int64 // replace events
+	mi          int64 // surface events: the index of the message in msgs
 }
 
-// event returns r as an Event that shares nothing with the log.
-func (r *record) event() Event {
+// stored is a surface event's message as the log stores it, with the seq of
+// its event.
+type stored struct {
+	msg Message
+	seq int64
+}
+
+// event returns the event of r, a record of l, as an Event that shares
+// nothing with the log.
+func (l *SessionLog) event(r *record) Event {
 	e := Event{Seq: r.seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
 	if r.typ.IsSurface() {
-		m := r.msg.clone()
+		m := l.msgs.at(r.mi).msg.clone()
 		e.Message = &m
 	}
 	return e
@@ -59,9 +130,9 @@ type SessionLog struct {
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
-	full    [][]record // full chunks, each of chunkSize records
-	tail    []record   // the last chunk, not full
-	n       int64
+	recs    chunks[record] // the events, recs.at(seq-1) for seq
+	msgs    chunks[stored] // the surface events' messages, in append order
+	n       int64          // the number of events
 }
 
 // src returns the log l reads: its context's for a handle, l itself
@@ -135,8 +206,8 @@ func (l *SessionLog) All() iter.Seq[Event] {
 		if l == nil {
 			return
 		}
-		for r := range l.records {
-			if !yield(r.event()) {
+		for r := range l.recs.all {
+			if !yield(l.event(r)) {
 				return
 			}
 		}
@@ -150,7 +221,7 @@ func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		l := l.src()
 		for s := max(seq, 0); s < int64(l.Len()); s++ {
-			if !yield(l.rec(s + 1).event()) {
+			if !yield(l.event(l.rec(s + 1))) {
 				return
 			}
 		}
@@ -164,58 +235,32 @@ func (l *SessionLog) Event(seq int64) (Event, bool) {
 	if seq < 1 || seq > int64(l.Len()) {
 		return Event{}, false
 	}
-	return l.rec(seq).event(), true
+	return l.event(l.rec(seq)), true
 }
 
 // rec returns the record with the given seq, which must be in the log. The
 // record must not be modified.
-func (l *SessionLog) rec(seq int64) *record {
-	i := seq - 1
-	if ci := int(i >> chunkBits); ci < len(l.full) {
-		return &l.full[ci][i&(chunkSize-1)]
-	}
-	return &l.tail[i&(chunkSize-1)]
-}
+func (l *SessionLog) rec(seq int64) *record { return l.recs.at(seq - 1) }
 
-// records calls yield with every record in append order until it returns
-// false. The records must not be modified.
-func (l *SessionLog) records(yield func(*record) bool) {
-	for _, chunk := range l.full {
-		for i := range chunk {
-			if !yield(&chunk[i]) {
-				return
-			}
-		}
-	}
-	for i := range l.tail {
-		if !yield(&l.tail[i]) {
-			return
-		}
-	}
-}
+// msg returns the message at index mi of the log's messages, an entry of a
+// view. It must not be modified.
+func (l *SessionLog) msg(mi int64) *stored { return l.msgs.at(mi) }
 
-// push appends r, stamping its seq, and returns the seq. r must not be used
-// elsewhere afterwards.
+// push appends r, a bookkeeping event, stamping its seq, and returns the seq.
 func (l *SessionLog) push(r *record) int64 {
-	r.seq = l.n + 1
-	if len(l.tail) == chunkSize {
-		l.full = append(l.full, l.tail)
-		l.tail = nil
-	}
-	if len(l.tail) == cap(l.tail) {
-		// The first chunk grows by doubling, so that a short log stays
-		// small; a fork's tail, clipped, is copied before it is written.
-		n := chunkSize
-		if len(l.full) == 0 {
-			n = min(max(2*cap(l.tail), 8), chunkSize)
-		}
-		grown := make([]record, len(l.tail), n)
-		copy(grown, l.tail)
-		l.tail = grown
-	}
-	l.tail = append(l.tail, *r)
 	l.n++
+	r.seq = l.n
+	l.recs.push(r)
 	return r.seq
+}
+
+// pushMessage appends r, a surface event, with its message *m, stamping its
+// seq, and returns the index of the message in the log's messages: the entry
+// the event adds to a view. m must not be used elsewhere afterwards.
+func (l *SessionLog) pushMessage(r *record, m *Message) int64 {
+	r.mi = l.msgs.push(&stored{msg: *m, seq: l.n + 1})
+	l.push(r)
+	return r.mi
 }
 
 // fork returns a log that shares every event of l and appends on its own.
@@ -225,7 +270,7 @@ func (l *SessionLog) push(r *record) int64 {
 func (l *SessionLog) fork() SessionLog {
 	return SessionLog{
 		id: newLogID(), parent: l.id, forkSeq: l.n,
-		full: slices.Clip(l.full), tail: slices.Clip(l.tail), n: l.n,
+		recs: l.recs.clip(), msgs: l.msgs.clip(), n: l.n,
 	}
 }
 
@@ -233,12 +278,12 @@ func (l *SessionLog) fork() SessionLog {
 // appends later; l's appends write only past what the copy can see.
 func (l *SessionLog) snapshot() *SessionLog {
 	s := *l
-	s.full, s.tail = slices.Clip(l.full), slices.Clip(l.tail)
+	s.recs, s.msgs = l.recs.clip(), l.msgs.clip()
 	return &s
 }
 
-// fold projects the log into the message view: the seqs of the events whose
-// messages make up the view, in order. It is the one definition of the fold;
+// fold projects the log into the message view: the entries (indices in the
+// log's messages) of the messages that make up the view, in order. It is the one definition of the fold;
 // a live [Context] keeps the same view incrementally, and tests check that the
 // two agree.
 //
@@ -287,7 +332,7 @@ func (l *SessionLog) fold() ([]int64, error) {
 	}
 	view := make([]int64, 0, size)
 	for at := next[0]; at != 0; at = next[at] {
-		view = append(view, at)
+		view = append(view, l.rec(at).mi)
 	}
 	return view, nil
 }
@@ -313,13 +358,18 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool)
 			return SessionLog{}, nil, fmt.Errorf("events[%d]: %w", i, err)
 		}
 		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last}
-		if e.Message != nil {
-			r.msg = *e.Message
-		}
 		if !owned {
-			r.data, r.msg = jsonx.CloneMap(r.data), r.msg.clone()
+			r.data = jsonx.CloneMap(r.data)
 		}
-		l.push(&r)
+		if e.Message == nil { // check made sure a surface event has one
+			l.push(&r)
+			continue
+		}
+		m := *e.Message
+		if !owned {
+			m = m.clone()
+		}
+		l.pushMessage(&r, &m)
 	}
 	view, err := l.fold()
 	if err != nil {
@@ -340,8 +390,8 @@ func Fold(events []Event) ([]Message, error) {
 		return nil, fmt.Errorf("nous: fold: %w", err)
 	}
 	out := make([]Message, len(view))
-	for i, seq := range view {
-		out[i] = l.rec(seq).msg // already a copy the caller owns
+	for i, mi := range view {
+		out[i] = l.msg(mi).msg // already a copy the caller owns
 	}
 	return out, nil
 }
