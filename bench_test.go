@@ -310,16 +310,35 @@ func BenchmarkReplaceMessage(b *testing.B) {
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
 	for _, s := range sizes {
 		b.Run(s.name, func(b *testing.B) {
-			// The view keeps its length: no restoring needed.
-			c := plainContext(b, s.n)
+			base := plainContext(b, s.n)
+			c := restore(b, base, s.n, m)
 			b.ReportAllocs()
+			i := 0
 			for b.Loop() {
+				if i++; i%refill == 0 {
+					b.StopTimer()
+					c = restore(b, base, s.n, m)
+					b.StartTimer()
+				}
 				if err := c.ReplaceMessage(s.n/2, m); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// restore returns a clone of base, a context of n messages, on which the
+// replace benchmarks go on, every refill ops, so that they time a replace on
+// a log of n to n+refill events instead of one that grows by millions. The
+// clone shares base's view; one untimed replacement of the middle message by
+// m makes the view its own, as the first replacement on any clone does.
+func restore(b *testing.B, base *nous.Context, n int, m nous.Message) *nous.Context {
+	c := base.Clone()
+	if err := c.ReplaceMessage(n/2, m); err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
 // BenchmarkReplaceMessageRange replaces two messages in the middle of a view
@@ -330,13 +349,13 @@ func BenchmarkReplaceMessageRange(b *testing.B) {
 	for _, s := range sizes {
 		b.Run(s.name, func(b *testing.B) {
 			base := plainContext(b, s.n)
-			c := base.Clone()
+			c := restore(b, base, s.n, m)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				if i++; i%refill == 0 {
 					b.StopTimer()
-					c = base.Clone()
+					c = restore(b, base, s.n, m)
 					b.StartTimer()
 				}
 				if err := c.ReplaceMessageRange(s.n/2, s.n/2+1, m); err != nil {
@@ -376,6 +395,38 @@ func BenchmarkFloorReplace(b *testing.B) {
 				sinkInt += len(view)
 			})
 		}
+	}
+}
+
+// BenchmarkFloorReplaceLogged is ReplaceMessage's floor for what it has to
+// do: a replace that is logged, as the log's design asks, on plain slices. It
+// appends an event carrying the message, stamped with the time, to an []Event
+// and replaces the middle entry of a []Message view of n with slices.Replace.
+// Like ReplaceMessage's, its log starts anew, untimed, every refill ops; in
+// between it grows by doubling.
+func BenchmarkFloorReplaceLogged(b *testing.B) {
+	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			view := plainContext(b, s.n).Messages()
+			var events []nous.Event
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i++; i%refill == 0 {
+					b.StopTimer()
+					sinkInt += len(events)
+					events = nil
+					b.StartTimer()
+				}
+				msg := m
+				at := time.Now().UTC()
+				msg.CreatedAt = view[s.n/2].CreatedAt
+				events = append(events, nous.Event{Seq: int64(len(events) + 1), Type: nous.EventReplace, CreatedAt: at, Message: &msg})
+				view = slices.Replace(view, s.n/2, s.n/2+1, msg)
+			}
+			sinkInt += len(view) + len(events)
+		})
 	}
 }
 
