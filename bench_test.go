@@ -164,6 +164,23 @@ func BenchmarkAll(b *testing.B) {
 	}
 }
 
+// BenchmarkAllOverlaid is BenchmarkAll with a system-prompt overlay set, as
+// a runtime sets one on every run: the view starts with the overlay's own
+// system message, which All yields before the log's.
+func BenchmarkAllOverlaid(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			c := conversationContext(b, s.n)
+			c.SetSystemPromptOverlay("Today is Monday.")
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkInt += walkAll(c)
+			}
+			perMsg(b, s.n)
+		})
+	}
+}
+
 // walkAll, walkSlice and walkSlicesAll are the one loop body the walk
 // benchmarks time, each in its own function as a runtime's code would be:
 // written inline in a b.Loop loop, the loop body could not be inlined into

@@ -376,33 +376,30 @@ func (c *Context) Messages() []Message {
 // while the iteration runs.
 func (c *Context) All() iter.Seq2[int, Message] {
 	return func(yield func(int, Message) bool) {
+		view, off := c.view, 0
 		if c.leadMode != leadNone {
-			c.allWithLead(yield)
-			return
+			if !yield(0, c.lead) {
+				return
+			}
+			off = 1
+			if c.leadMode == leadOverlaid { // the lead stands for view[0]
+				view = view[1:]
+			}
 		}
+		// Entries of a view mostly follow each other: look the chunk up
+		// only when the entry leaves the last one.
 		msgs := &c.log.msgs
-		for i, mi := range c.view {
-			if !yield(i, msgs.at(mi).msg) {
+		var chunk []stored
+		base := int64(-chunkSize)
+		for i, mi := range view {
+			if uint64(mi-base) >= chunkSize {
+				base = mi &^ (chunkSize - 1)
+				chunk = msgs.chunk(mi)
+			}
+			if !yield(off+i, chunk[mi-base].msg) {
 				return
 			}
 		}
-	}
-}
-
-// allWithLead is All when the overlay changes the view's first message.
-func (c *Context) allWithLead(yield func(int, Message) bool) {
-	if !yield(0, c.lead) {
-		return
-	}
-	view, i := c.view, 1
-	if c.leadMode == leadOverlaid { // the lead stands for view[0]
-		view = view[1:]
-	}
-	for _, mi := range view {
-		if !yield(i, c.log.msg(mi).msg) {
-			return
-		}
-		i++
 	}
 }
 

@@ -39,6 +39,14 @@ func (c *chunks[T]) at(i int64) *T {
 	return &c.tail[i&(chunkSize-1)]
 }
 
+// chunk returns the chunk that holds index i, 0 <= i < len.
+func (c *chunks[T]) chunk(i int64) []T {
+	if ci := int(i >> chunkBits); ci < len(c.full) {
+		return c.full[ci]
+	}
+	return c.tail
+}
+
 // push appends *v and returns its index.
 func (c *chunks[T]) push(v *T) int64 {
 	if len(c.tail) == chunkSize {
