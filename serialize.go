@@ -179,18 +179,18 @@ func (c *Context) wire() (wireContext, int) {
 		w.Log.ParentID, w.Log.ForkSeq = parent.String(), &seq
 	}
 
-	// size estimates the output, so that the buffer is allocated once: the
-	// text of each message (written twice when in the view) and a fixed
-	// amount per event and message for keys, times and numbers.
+	// size estimates the output, so that the buffer is allocated once:
+	// each message's text (twice when in the view), and a fixed amount per
+	// event for its keys, time and numbers. Maps are not counted.
 	size := 512
 	events := make([]Event, 0, c.log.n)
 	for r := range c.log.recs.all {
 		var m *Message
 		if r.typ.IsSurface() {
 			m = &c.log.msg(r.mi).msg
-			size += len(m.Content) + len(m.ReasoningContent)
+			size += jsonSize(m)
 		}
-		size += 160
+		size += 96
 		s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
 		e := Event{Seq: r.seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
 		if !encodableTime(r.at) {
@@ -216,7 +216,7 @@ func (c *Context) wire() (wireContext, int) {
 	w.Messages = make([]*Message, len(c.view))
 	for i, mi := range c.view {
 		w.Messages[i] = events[c.log.msg(mi).seq-1].Message
-		size += 128 + len(w.Messages[i].Content) + len(w.Messages[i].ReasoningContent)
+		size += jsonSize(w.Messages[i])
 	}
 
 	w.ToolCalls = c.ToolCalls
@@ -260,29 +260,33 @@ func (c *Context) wire() (wireContext, int) {
 	return w, size
 }
 
+// jsonSize estimates the size of m's JSON encoding, without its maps,
+// generously: a string may grow when escaped.
+func jsonSize(m *Message) int {
+	n := 96 + len(m.Role) + len(m.Content) + len(m.ReasoningContent) + len(m.ToolCallID) + len(m.Name)
+	for i := range m.Parts {
+		n += 40 + len(m.Parts[i].Type) + len(m.Parts[i].Content)
+	}
+	for i := range m.ToolCalls {
+		n += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+	}
+	return n + n/16
+}
+
 // writeWire writes w as json.Marshal would, but one message and one event at
 // a time: encoding the whole document at once would build it in a buffer of
 // the encoder's that grows by doubling and is then copied, twice the memory
 // of the output for a long log. A test checks the bytes are the same.
 func writeWire(buf *bytes.Buffer, w *wireContext) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false) // strings, and tool-call arguments, are written as they are
-	var err error
-	value := func(v any) {
-		if err == nil {
-			if err = enc.Encode(v); err == nil {
-				buf.Truncate(buf.Len() - 1) // Encode ends each value with a newline
-			}
-		}
-	}
+	jw := newJSONWriter(buf)
 	buf.WriteString(`{"version":`)
-	value(w.Version)
+	jw.int(int64(w.Version))
 	buf.WriteString(`,"messages":[`)
 	for i, m := range w.Messages {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		value(m)
+		jw.message(m)
 	}
 	buf.WriteString("]")
 	fields := []struct {
@@ -295,27 +299,27 @@ func writeWire(buf *bytes.Buffer, w *wireContext) error {
 	}
 	for _, f := range fields {
 		buf.WriteString(`,"` + f.key + `":`)
-		value(f.value)
+		jw.value(f.value)
 	}
 	buf.WriteString(`,"log":{"id":`)
-	value(w.Log.ID)
+	jw.str(w.Log.ID)
 	if w.Log.ParentID != "" {
 		buf.WriteString(`,"parent_id":`)
-		value(w.Log.ParentID)
+		jw.str(w.Log.ParentID)
 	}
 	if w.Log.ForkSeq != nil {
 		buf.WriteString(`,"fork_seq":`)
-		value(*w.Log.ForkSeq)
+		jw.int(*w.Log.ForkSeq)
 	}
 	buf.WriteString(`,"events":[`)
 	for i := range w.Log.Events {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		value(&w.Log.Events[i])
+		jw.event(&w.Log.Events[i])
 	}
 	buf.WriteString("]}}")
-	return err
+	return jw.err
 }
 
 // encodableTime reports whether t has a JSON encoding: its year is in

@@ -301,3 +301,48 @@ func TestIsSecretName(t *testing.T) {
 		t.Errorf("isSecretName of a plain key allocates %v times", n)
 	}
 }
+
+// Serialize sizes its buffer from wire's estimate: an estimate below the
+// output makes the buffer grow, copying everything written so far, and one
+// far above it wastes memory. Maps are not counted, so these contexts have
+// none.
+func TestSerializeSizeEstimate(t *testing.T) {
+	conversation := func(n int) *Context {
+		c := NewContext()
+		for i := range n {
+			var m Message
+			switch i % 4 {
+			case 0:
+				m = Message{Role: RoleUser, Content: fmt.Sprintf("Question %d: what is the weather in Paris today?", i)}
+			case 1:
+				m = Message{Role: RoleAssistant, ReasoningContent: "Let me look.", ToolCalls: []ToolCall{{
+					ID: fmt.Sprintf("call_%d", i), Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
+			case 2:
+				m = Message{Role: RoleTool, ToolCallID: fmt.Sprintf("call_%d", i-1), Name: "get_weather", Content: `{"temp_c":21,"sky":"clear"}`}
+			case 3:
+				m = Message{Role: RoleAssistant, Parts: []ContentPart{TextPart("It is \"clear\",\n21 °C."), {Type: PartImageURL, Content: "https://example.com/sky.png"}}}
+			}
+			if err := c.AddMessage(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+	short := conversation(1)
+	replaced := conversation(2000)
+	for i := 0; i+1 < replaced.Len(); i += 5 {
+		if err := replaced.ReplaceMessageRange(i, i+1, Message{Role: RoleUser, Content: "[compacted]"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, c := range map[string]*Context{"one message": short, "plain": conversation(2000), "replaced": replaced, "empty": NewContext()} {
+		_, size := c.wire()
+		out, err := c.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ratio := float64(size) / float64(len(out)); ratio < 1 || ratio > 1.5 {
+			t.Errorf("%s: estimate %d for %d bytes written (%.2fx), want 1x to 1.5x", name, size, len(out), ratio)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package nous
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// jsonWriter writes events and messages as JSON by hand: the very bytes
+// encoding/json writes for them with SetEscapeHTML(false), which
+// TestJSONWriterMatchesEncodingJSON and FuzzJSONWriter check, without its
+// reflection, and without re-scanning what a MarshalJSON method returns
+// (times and tool-call arguments). Values of type any, the maps of data,
+// metadata and options, still go through encoding/json.
+//
+// The values written must be encodable, as the serializer's sanitizer leaves
+// them: times with a four-digit year, arguments that are valid JSON.
+type jsonWriter struct {
+	buf     *bytes.Buffer
+	enc     *json.Encoder // for values of type any
+	scratch []byte
+	err     error // the first error; once set, nothing more is written
+}
+
+func newJSONWriter(buf *bytes.Buffer) *jsonWriter {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false) // strings, and tool-call arguments, are written as they are
+	return &jsonWriter{buf: buf, enc: enc}
+}
+
+// value writes v with encoding/json.
+func (w *jsonWriter) value(v any) {
+	if w.err != nil {
+		return
+	}
+	if w.err = w.enc.Encode(v); w.err == nil {
+		w.buf.Truncate(w.buf.Len() - 1) // Encode ends each value with a newline
+	}
+}
+
+// key writes the key of a field after the first: a comma, the key, which
+// needs no escaping, quoted, and a colon.
+func (w *jsonWriter) key(k string) {
+	w.buf.WriteString(`,"`)
+	w.buf.WriteString(k)
+	w.buf.WriteString(`":`)
+}
+
+func (w *jsonWriter) int(n int64) {
+	w.scratch = strconv.AppendInt(w.scratch[:0], n, 10)
+	w.buf.Write(w.scratch)
+}
+
+// time writes t as time.Time.MarshalJSON does for a time it can encode.
+func (w *jsonWriter) time(t time.Time) {
+	w.scratch = append(w.scratch[:0], '"')
+	w.scratch = t.AppendFormat(w.scratch, time.RFC3339Nano)
+	w.scratch = append(w.scratch, '"')
+	w.buf.Write(w.scratch)
+}
+
+// raw writes JSON text compacted, as encoding/json writes a json.RawMessage.
+func (w *jsonWriter) raw(b []byte) {
+	if w.err == nil {
+		w.err = json.Compact(w.buf, b)
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// str writes s as a JSON string, escaped as encoding/json escapes it without
+// HTML escaping: quote, backslash and control characters escaped, invalid
+// UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
+func (w *jsonWriter) str(s string) {
+	b := w.buf
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case '\b':
+				b.WriteString(`\b`)
+			case '\f':
+				b.WriteString(`\f`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\r':
+				b.WriteString(`\r`)
+			case '\t':
+				b.WriteString(`\t`)
+			default:
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(s[start:i])
+			b.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b.WriteString(s[start:i])
+			b.WriteString(`\u202`)
+			b.WriteByte(hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
+}
+
+// event writes e as encoding/json writes an Event.
+func (w *jsonWriter) event(e *Event) {
+	w.buf.WriteString(`{"seq":`)
+	w.int(e.Seq)
+	w.key("type")
+	w.str(string(e.Type))
+	if e.Data != nil {
+		w.key("data")
+		w.value(e.Data)
+	}
+	if e.Message != nil {
+		w.key("message")
+		w.message(e.Message)
+	}
+	w.key("created_at")
+	w.time(e.CreatedAt)
+	if e.First != 0 {
+		w.key("first")
+		w.int(e.First)
+	}
+	if e.Last != 0 {
+		w.key("last")
+		w.int(e.Last)
+	}
+	w.buf.WriteByte('}')
+}
+
+// message writes m as encoding/json writes a Message.
+func (w *jsonWriter) message(m *Message) {
+	w.buf.WriteString(`{"role":`)
+	w.str(string(m.Role))
+	if m.Content != "" {
+		w.key("content")
+		w.str(m.Content)
+	}
+	if m.Parts != nil {
+		w.key("parts")
+		w.buf.WriteByte('[')
+		for i := range m.Parts {
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			w.part(&m.Parts[i])
+		}
+		w.buf.WriteByte(']')
+	}
+	if m.ReasoningContent != "" {
+		w.key("reasoning_content")
+		w.str(m.ReasoningContent)
+	}
+	if m.ToolCalls != nil {
+		w.key("tool_calls")
+		w.buf.WriteByte('[')
+		for i := range m.ToolCalls {
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			w.toolCall(&m.ToolCalls[i])
+		}
+		w.buf.WriteByte(']')
+	}
+	if m.ToolCallID != "" {
+		w.key("tool_call_id")
+		w.str(m.ToolCallID)
+	}
+	if m.Name != "" {
+		w.key("name")
+		w.str(m.Name)
+	}
+	if m.Metadata != nil {
+		w.key("metadata")
+		w.value(m.Metadata)
+	}
+	if !m.CreatedAt.IsZero() {
+		w.key("created_at")
+		w.time(m.CreatedAt)
+	}
+	w.buf.WriteByte('}')
+}
+
+func (w *jsonWriter) part(p *ContentPart) {
+	w.buf.WriteString(`{"type":`)
+	w.str(string(p.Type))
+	w.key("content")
+	w.str(p.Content)
+	if p.Options != nil {
+		w.key("options")
+		w.value(p.Options)
+	}
+	w.buf.WriteByte('}')
+}
+
+func (w *jsonWriter) toolCall(tc *ToolCall) {
+	w.buf.WriteString(`{"id":`)
+	w.str(tc.ID)
+	w.key("name")
+	w.str(tc.Name)
+	if tc.Arguments != nil {
+		w.key("arguments")
+		w.raw(tc.Arguments)
+	}
+	if tc.Metadata != nil {
+		w.key("metadata")
+		w.value(tc.Metadata)
+	}
+	w.buf.WriteByte('}')
+}
