@@ -447,6 +447,17 @@ func BenchmarkFloorReplaceLogged(b *testing.B) {
 	}
 }
 
+// BenchmarkFloorNow reads the clock as every appended event does: part of
+// ReplaceMessage's cost that no replace on a plain slice pays.
+func BenchmarkFloorNow(b *testing.B) {
+	b.ReportAllocs()
+	var at time.Time
+	for b.Loop() {
+		at = time.Now().UTC()
+	}
+	sinkInt += at.Nanosecond()
+}
+
 // BenchmarkClone clones a context of n messages and a few deps.
 func BenchmarkClone(b *testing.B) {
 	for _, s := range []struct {
