@@ -91,9 +91,11 @@ type Event struct {
 // UnmarshalJSON decodes an event; whole numbers in Data decode as int. It
 // does not check the event: folding does.
 func (e *Event) UnmarshalJSON(b []byte) error {
-	var w eventJSON
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
+	w, ok := fastEvent(b)
+	if !ok {
+		if err := json.Unmarshal(b, &w); err != nil {
+			return err
+		}
 	}
 	return w.decode(e)
 }

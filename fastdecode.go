@@ -33,6 +33,19 @@ func fastDecode(data []byte) (*wireInput, bool) {
 	return w, true
 }
 
+// fastEvent is fastDecode for one event, as a store reads it back: the
+// eventJSON encoding/json would decode b into, or false for what it leaves
+// to encoding/json.
+func fastEvent(b []byte) (eventJSON, bool) {
+	p := parser{b: b}
+	var w eventJSON
+	p.event(&w)
+	if p.peek() != 0 || p.i != len(p.b) || p.bad {
+		return eventJSON{}, false
+	}
+	return w, true
+}
+
 // fastMaxDepth bounds the nesting the fast decoder follows; deeper input is
 // left to encoding/json (whose limit is 10,000).
 const fastMaxDepth = 512

@@ -27,6 +27,58 @@ func checkFastDecode(t testing.TB, data []byte) bool {
 	return true
 }
 
+// checkFastEvent is checkFastDecode for fastEvent, on data and on each
+// event of data when data is a document.
+func checkFastEvent(t testing.TB, data []byte) {
+	t.Helper()
+	check := func(b []byte) {
+		fast, ok := fastEvent(b)
+		if !ok {
+			return
+		}
+		var std eventJSON
+		if err := json.Unmarshal(b, &std); err != nil {
+			t.Fatalf("fastEvent accepts what encoding/json refuses (%v):\n%s", err, b)
+		}
+		if !reflect.DeepEqual(fast, std) {
+			t.Fatalf("fastEvent and encoding/json differ on\n%s\nfast %+v\nstd  %+v", b, fast, std)
+		}
+	}
+	check(data)
+	var doc struct {
+		Log struct{ Events []json.RawMessage }
+	}
+	if json.Unmarshal(data, &doc) == nil {
+		for _, e := range doc.Log.Events {
+			check(e)
+		}
+	}
+}
+
+func TestFastEventMatchesEncodingJSON(t *testing.T) {
+	for _, s := range fastSeeds(t) {
+		checkFastEvent(t, s)
+	}
+	taken := 0
+	for _, e := range []string{
+		`{"seq":1,"type":"user_message","message":{"role":"user","content":"hi"},"created_at":"2025-01-02T03:04:05Z"}`,
+		` {"seq":2,"type":"turn_end","data":{"input_tokens":3},"created_at":"2025-01-02T03:04:05.5+02:00"} `,
+		`{"seq":3,"type":"replace","first":1,"last":2,"message":{"role":"user","content":"c","parts":[],"tool_calls":[{"id":"a","name":"b","arguments":{"x" : 1}}]},"created_at":"2025-01-02T03:04:05Z"}`,
+		`{"seq":1,"Type":"user_message"}`,
+		`{"seq":1,"seq":2}`,
+		`{"seq":1}x`,
+		`null`,
+	} {
+		checkFastEvent(t, []byte(e))
+		if _, ok := fastEvent([]byte(e)); ok {
+			taken++
+		}
+	}
+	if taken != 3 {
+		t.Errorf("the fast path took %d of the events, want the 3 well-formed ones", taken)
+	}
+}
+
 // fastSeeds returns documents that exercise every field of the format:
 // the golden files and the serialized forms of a few contexts.
 func fastSeeds(t testing.TB) [][]byte {
@@ -129,6 +181,7 @@ func FuzzFastDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastDecode(t, data)
+		checkFastEvent(t, data)
 	})
 }
 
