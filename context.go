@@ -387,12 +387,15 @@ func (c *Context) All() iter.Seq2[int, Message] {
 			}
 		}
 		// Entries of a view mostly follow each other: look the chunk up
-		// only when the entry leaves the last one.
+		// only when the entry leaves the last one. Comparing with the
+		// chunk's length, not chunkSize, also looks it up again for an
+		// entry appended since, should the loop body break the rule that
+		// the context does not change during the walk.
 		msgs := &c.log.msgs
 		var chunk []stored
-		base := int64(-chunkSize)
+		var base int64
 		for i, mi := range view {
-			if uint64(mi-base) >= chunkSize {
+			if uint64(mi-base) >= uint64(len(chunk)) {
 				base = mi &^ (chunkSize - 1)
 				chunk = msgs.chunk(mi)
 			}

@@ -1263,3 +1263,21 @@ func TestOverlayOnEmptyViewCarriesStartedAt(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, c.StartedAt, m.CreatedAt)
 }
+
+// Changing the context during a walk is documented as not allowed, but a
+// loop body that compacts ahead of the walk must not crash it: the walk sees
+// the replacement.
+func TestAllSurvivesReplaceAhead(t *testing.T) {
+	c := nous.NewContext()
+	for range 4 {
+		require.NoError(t, c.AddMessage(nous.Message{Role: nous.RoleUser, Content: "x"}))
+	}
+	var got []string
+	for i, m := range c.All() {
+		if i == 0 {
+			require.NoError(t, c.ReplaceMessage(2, nous.Message{Role: nous.RoleUser, Content: "new"}))
+		}
+		got = append(got, m.Content)
+	}
+	assert.Equal(t, []string{"x", "x", "new", "x"}, got)
+}
