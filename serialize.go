@@ -179,16 +179,15 @@ func (c *Context) wire() (wireContext, int) {
 		w.Log.ParentID, w.Log.ForkSeq = parent.String(), &seq
 	}
 
-	// size estimates the output, so that the buffer is allocated once:
-	// each message's text (twice when in the view), and a fixed amount per
-	// event for its keys, time and numbers. Maps are not counted.
+	// size estimates the output, so that the buffer is allocated once: the
+	// events, their messages and the view's messages (the same messages
+	// again) as jsonSize and anySize count them, and the deps.
 	size := 512
 	events := make([]Event, 0, c.log.n)
 	for r := range c.log.recs.all {
 		var m *Message
 		if r.typ.IsSurface() {
 			m = &c.log.msg(r.mi).msg
-			size += jsonSize(m)
 		}
 		size += 96
 		s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
@@ -203,11 +202,13 @@ func (c *Context) wire() (wireContext, int) {
 			e.Data, _ = s.top(r.data)
 			s.pop()
 			s.redact = nil
+			size += anySize(e.Data)
 		}
 		if m != nil {
 			s.push(segment{key: "message"})
 			e.Message = s.message(m)
 			s.pop()
+			size += jsonSize(e.Message)
 		}
 		events = append(events, e)
 	}
@@ -237,6 +238,7 @@ func (c *Context) wire() (wireContext, int) {
 	s.redact = isSecretKey
 	deps, _ := s.top(c.Deps)
 	s.redact = nil
+	size += anySize(deps)
 	if deps == nil {
 		w.Deps = map[string]any{}
 	} else {
@@ -260,17 +262,42 @@ func (c *Context) wire() (wireContext, int) {
 	return w, size
 }
 
-// jsonSize estimates the size of m's JSON encoding, without its maps,
-// generously: a string may grow when escaped.
+// jsonSize estimates the size of the JSON encoding of m, sanitized. Text
+// gets a sixteenth more for escapes; text full of control characters, each
+// escaped in six bytes, may still outgrow it.
 func jsonSize(m *Message) int {
 	n := 96 + len(m.Role) + len(m.Content) + len(m.ReasoningContent) + len(m.ToolCallID) + len(m.Name)
 	for i := range m.Parts {
-		n += 40 + len(m.Parts[i].Type) + len(m.Parts[i].Content)
+		n += 40 + len(m.Parts[i].Type) + len(m.Parts[i].Content) + anySize(m.Parts[i].Options)
 	}
 	for i := range m.ToolCalls {
-		n += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+		n += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments) + anySize(m.ToolCalls[i].Metadata)
 	}
-	return n + n/16
+	return n + n/16 + anySize(m.Metadata)
+}
+
+// anySize estimates the size of the JSON encoding of v, a value of a
+// sanitized map; 24 bytes for a number or a value of another type.
+func anySize(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return len(v) + 2 + len(v)/16
+	case map[string]any:
+		n := 2
+		for k, x := range v {
+			n += len(k) + 4 + anySize(x)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, x := range v {
+			n += 1 + anySize(x)
+		}
+		return n
+	}
+	return 24
 }
 
 // writeWire writes w as json.Marshal would, but one message and one event at

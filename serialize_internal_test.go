@@ -335,7 +335,20 @@ func TestSerializeSizeEstimate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, c := range map[string]*Context{"one message": short, "plain": conversation(2000), "replaced": replaced, "empty": NewContext()} {
+	// Maps: thinking and thought signatures, metadata, event data, deps.
+	sig := strings.Repeat("EqQBCkYIARgCKkD+", 250)
+	maps := NewContext(WithDeps(map[string]any{"todos": []any{strings.Repeat("write the tests ", 100), map[string]any{"done": true, "n": 3}}}))
+	for i := range 200 {
+		if err := maps.AddMessage(Message{Role: RoleAssistant, Parts: []ContentPart{ThinkingPart("hm", sig)},
+			ToolCalls: []ToolCall{{ID: fmt.Sprint("c", i), Name: "f", Metadata: map[string]any{"thought_signature": sig}}},
+			Metadata:  map[string]any{"model": "m-1", "usage": map[string]any{"output_tokens": 12}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := maps.LogEvent(EventRequestHeader, map[string]any{"x-request-id": sig[:64], "list": []any{1, 2.5, nil, "a"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, c := range map[string]*Context{"one message": short, "plain": conversation(2000), "replaced": replaced, "empty": NewContext(), "maps": maps} {
 		_, size := c.wire()
 		out, err := c.Serialize()
 		if err != nil {
