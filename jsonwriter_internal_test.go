@@ -3,6 +3,7 @@ package nous
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -32,17 +33,26 @@ func writerJSON(t testing.TB, write func(w *jsonWriter)) string {
 }
 
 // checkSameJSON fails unless jsonWriter writes e, and its message, exactly
-// as encoding/json does.
+// as encoding/json does. With encoding/json version 2, which writes invalid
+// UTF-8 differently, it checks that the two decode to the same values.
 func checkSameJSON(t testing.TB, e Event) {
 	t.Helper()
-	if got, want := writerJSON(t, func(w *jsonWriter) { w.event(&e) }), stdJSON(t, &e); got != want {
-		t.Errorf("event:\njsonWriter    %s\nencoding/json %s", got, want)
+	same := func(what, got, want string) {
+		t.Helper()
+		if got == want {
+			return
+		}
+		if encodingJSONv2 {
+			var g, w any
+			if json.Unmarshal([]byte(got), &g) == nil && json.Unmarshal([]byte(want), &w) == nil && reflect.DeepEqual(g, w) {
+				return
+			}
+		}
+		t.Errorf("%s:\njsonWriter    %s\nencoding/json %s", what, got, want)
 	}
-	if e.Message == nil {
-		return
-	}
-	if got, want := writerJSON(t, func(w *jsonWriter) { w.message(e.Message) }), stdJSON(t, e.Message); got != want {
-		t.Errorf("message:\njsonWriter    %s\nencoding/json %s", got, want)
+	same("event", writerJSON(t, func(w *jsonWriter) { w.event(&e) }), stdJSON(t, &e))
+	if e.Message != nil {
+		same("message", writerJSON(t, func(w *jsonWriter) { w.message(e.Message) }), stdJSON(t, e.Message))
 	}
 }
 
