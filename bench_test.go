@@ -417,32 +417,36 @@ func BenchmarkFloorReplace(b *testing.B) {
 
 // BenchmarkFloorReplaceLogged is ReplaceMessage's floor for what it has to
 // do: a replace that is logged, as the log's design asks, on plain slices. It
-// appends an event carrying the message, stamped with the time, to an []Event
-// and replaces the middle entry of a []Message view of n with slices.Replace.
-// Like ReplaceMessage's, its log starts anew, untimed, every refill ops; in
+// appends an event, stamped with the time, and its message, stored inline so
+// that the op allocates nothing of its own, to a plain slice, and replaces
+// the middle entry of a []Message view of n with slices.Replace. Like
+// ReplaceMessage's, its log starts anew, untimed, every refill ops, and in
 // between it grows by doubling.
 func BenchmarkFloorReplaceLogged(b *testing.B) {
+	type logged struct {
+		e nous.Event
+		m nous.Message
+	}
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
 	for _, s := range sizes {
 		b.Run(s.name, func(b *testing.B) {
 			view := plainContext(b, s.n).Messages()
-			var events []nous.Event
+			var log []logged
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				if i++; i%refill == 0 {
 					b.StopTimer()
-					sinkInt += len(events)
-					events = nil
+					sinkInt += len(log)
+					log = nil
 					b.StartTimer()
 				}
 				msg := m
-				at := time.Now().UTC()
 				msg.CreatedAt = view[s.n/2].CreatedAt
-				events = append(events, nous.Event{Seq: int64(len(events) + 1), Type: nous.EventReplace, CreatedAt: at, Message: &msg})
+				log = append(log, logged{nous.Event{Seq: int64(len(log) + 1), Type: nous.EventReplace, CreatedAt: time.Now().UTC()}, msg})
 				view = slices.Replace(view, s.n/2, s.n/2+1, msg)
 			}
-			sinkInt += len(view) + len(events)
+			sinkInt += len(view) + len(log)
 		})
 	}
 }
