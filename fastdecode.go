@@ -22,7 +22,9 @@ import (
 //
 // When it reports true, the result is what json.Unmarshal into a wireInput
 // would give with a nil error; TestFastDecodeMatchesEncodingJSON and
-// FuzzFastDecode check it.
+// FuzzFastDecode check it. Its json.RawMessage fields, tool-call arguments
+// excepted, alias data instead of copying it: decode them while data is
+// unchanged, and keep none of them.
 func fastDecode(data []byte) (*wireInput, bool) {
 	p := parser{b: data}
 	w := new(wireInput)
