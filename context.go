@@ -91,6 +91,12 @@ type Context struct {
 	overlay  string
 	lead     Message  // the first message as read, when the overlay changes it
 	leadMode leadMode // how the overlay shows in the view
+
+	// While NewContext applies its options, building is true and skipped
+	// collects WithMessages' invalid messages, warned of at the end, on
+	// the logger of a WithLogger wherever it comes among the options.
+	building bool
+	skipped  []skippedMessage
 }
 
 type leadMode uint8
@@ -125,18 +131,37 @@ func WithIteration(n int) Option { return func(c *Context) { c.Iteration = n } }
 
 // WithMessages adds msgs, in order, as [Context.AddMessages] would. An
 // invalid message cannot be reported by an option: it is skipped with a
-// warning on the context's logger (the one set by a WithLogger that comes
-// before it, or slog's default). Use AddMessages to get the error.
+// warning on the context's logger, the one set by a WithLogger anywhere
+// among the options, or slog's default. Use AddMessages to get the error.
 func WithMessages(msgs ...Message) Option {
 	return func(c *Context) {
 		for i, m := range msgs {
 			if err := m.Validate(); err != nil {
-				c.logger().Warn("nous: WithMessages skipped an invalid message", "index", i, "err", err)
+				c.skipped = append(c.skipped, skippedMessage{i, err})
 				continue
 			}
 			c.appendMessage(m, "")
 		}
+		if !c.building {
+			c.warnSkipped()
+		}
 	}
+}
+
+// skippedMessage is an invalid message WithMessages skipped: its index and
+// why.
+type skippedMessage struct {
+	index int
+	err   error
+}
+
+// warnSkipped warns of the messages WithMessages skipped, once the logger is
+// known.
+func (c *Context) warnSkipped() {
+	for _, s := range c.skipped {
+		c.logger().Warn("nous: WithMessages skipped an invalid message", "index", s.index, "err", s.err)
+	}
+	c.skipped = nil
 }
 
 // WithUsage sets the usage so far.
@@ -180,12 +205,15 @@ func NewContext(opts ...Option) *Context {
 		MaxIterations: 10,
 		StartedAt:     now(),
 		log:           SessionLog{id: newLogID()},
+		building:      true,
 	}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(c)
 		}
 	}
+	c.building = false
+	c.warnSkipped()
 	return c
 }
 

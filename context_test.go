@@ -194,6 +194,10 @@ func TestNewContextOptions(t *testing.T) {
 			assert.Contains(t, logs.String(), "skipped")
 			assert.Contains(t, logs.String(), "bogus")
 		}},
+		{"warned on a logger set after the messages", []nous.Option{nous.WithMessages(nous.Message{Role: "later"}), nous.WithLogger(logger)}, func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, 0, c.Len())
+			assert.Contains(t, logs.String(), "later")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
