@@ -387,13 +387,11 @@ func (c *Context) at(i int) *Message {
 // copying.
 func (c *Context) Messages() []Message {
 	out := make([]Message, c.Len())
-	for i := range out {
-		m := c.at(i)
+	for i, m := range c.All() {
 		if m.needsDeepCopy() {
-			out[i] = m.clone()
-		} else {
-			out[i] = *m
+			m = m.clone()
 		}
+		out[i] = m
 	}
 	return out
 }
