@@ -183,7 +183,7 @@ func (c *Context) wire() (wireContext, int) {
 	// events, their messages and the view's messages (the same messages
 	// again) as jsonSize and anySize count them, and the deps.
 	size := 512
-	events := make([]Event, 0, c.log.n)
+	events := make([]Event, 0, c.log.recs.len())
 	for r := range c.log.recs.all {
 		var m *Message
 		if r.typ.IsSurface() {

@@ -140,7 +140,6 @@ type SessionLog struct {
 	forkSeq int64
 	recs    chunks[record] // the events, recs.at(seq-1) for seq
 	msgs    chunks[stored] // the surface events' messages, in append order
-	n       int64          // the number of events
 }
 
 // src returns the log l reads: its context's for a handle, l itself
@@ -193,7 +192,7 @@ func (l *SessionLog) Len() int {
 	if l = l.src(); l == nil {
 		return 0
 	}
-	return int(l.n)
+	return int(l.recs.len())
 }
 
 // Events returns every event in append order. The slice, the events' maps
@@ -256,8 +255,7 @@ func (l *SessionLog) msg(mi int64) *stored { return l.msgs.at(mi) }
 
 // push appends r, a bookkeeping event, stamping its seq, and returns the seq.
 func (l *SessionLog) push(r *record) int64 {
-	l.n++
-	r.seq = l.n
+	r.seq = l.recs.len() + 1
 	l.recs.push(r)
 	return r.seq
 }
@@ -266,7 +264,7 @@ func (l *SessionLog) push(r *record) int64 {
 // seq, and returns the index of the message in the log's messages: the entry
 // the event adds to a view. m must not be used elsewhere afterwards.
 func (l *SessionLog) pushMessage(r *record, m *Message) int64 {
-	r.mi = l.msgs.push(&stored{msg: *m, seq: l.n + 1})
+	r.mi = l.msgs.push(&stored{msg: *m, seq: l.recs.len() + 1})
 	l.push(r)
 	return r.mi
 }
@@ -277,8 +275,8 @@ func (l *SessionLog) pushMessage(r *record, m *Message) int64 {
 // the other would read.
 func (l *SessionLog) fork() SessionLog {
 	return SessionLog{
-		id: newLogID(), parent: l.id, forkSeq: l.n,
-		recs: l.recs.clip(), msgs: l.msgs.clip(), n: l.n,
+		id: newLogID(), parent: l.id, forkSeq: l.recs.len(),
+		recs: l.recs.clip(), msgs: l.msgs.clip(),
 	}
 }
 
@@ -301,7 +299,7 @@ func (l *SessionLog) snapshot() *SessionLog {
 // nothing. The view is kept as a linked list over seqs while folding, so a
 // log with many replacements folds in time linear in its length.
 func (l *SessionLog) fold() ([]int64, error) {
-	n := l.n
+	n := l.recs.len()
 	next := make([]int64, n+1) // next[0] is the head, prev[0] the tail
 	prev := make([]int64, n+1)
 	alive := make([]bool, n+1)
