@@ -90,70 +90,72 @@ func (p *parser) expect(c byte) {
 	p.i++
 }
 
-// object reads an object, calling field with each key, unquoted, and the
-// index of its entry in keys, or -1 for a key not in keys; field reads the
-// value. A key that appears twice, or that equals one of keys only when case
-// is ignored (encoding/json would take it for that field), fails.
+// object reads an object, calling field with the index in keys of each
+// key, unquoted; field reads the value. A key not in keys is skipped. A key
+// that appears twice, or that equals one of keys only when case is ignored
+// (encoding/json would take it for that field), fails.
 func (p *parser) object(keys []string, field func(k int)) {
-	p.expect('{')
-	if p.peek() == '}' {
-		p.i++
-		return
-	}
 	var seen uint64
-	for !p.bad {
-		key := p.bytes()
-		p.expect(':')
-		k := -1
-		for j, name := range keys {
+	p.members(func(key []byte) {
+		for k, name := range keys {
 			if string(key) == name {
-				k = j
-				break
-			}
-		}
-		if k < 0 {
-			for _, name := range keys {
-				if strings.EqualFold(string(key), name) {
+				if seen&(1<<k) != 0 {
 					p.fail()
 					return
 				}
+				seen |= 1 << k
+				field(k)
+				return
 			}
 		}
-		if k >= 0 {
-			if seen&(1<<k) != 0 {
+		for _, name := range keys {
+			if strings.EqualFold(string(key), name) {
 				p.fail()
 				return
 			}
-			seen |= 1 << k
-			field(k)
-		} else {
-			p.skip(0)
 		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return
-		default:
-			p.fail()
-		}
-	}
+		p.skip(0)
+	})
 }
 
-// array reads an array, calling elem for each element.
-func (p *parser) array(elem func()) {
-	p.expect('[')
-	if p.peek() == ']' {
+// members reads an object, calling member with each key, unquoted; member
+// reads the value.
+func (p *parser) members(member func(key []byte)) {
+	p.list('{', '}', func() {
+		key := p.bytes()
+		p.expect(':')
+		member(key)
+	})
+}
+
+// array reads an array, calling elem to read each element.
+func (p *parser) array(elem func()) { p.list('[', ']', elem) }
+
+// arrayOf reads an array into a new, non-nil slice, as encoding/json does,
+// reading each element with read.
+func arrayOf[T any](p *parser, read func(*T)) []T {
+	out := []T{}
+	p.array(func() {
+		out = append(out, *new(T))
+		read(&out[len(out)-1])
+	})
+	return out
+}
+
+// list reads the items of an array or an object between open and close,
+// separated by commas, calling item to read each.
+func (p *parser) list(open, close byte, item func()) {
+	p.expect(open)
+	if p.peek() == close {
 		p.i++
 		return
 	}
 	for !p.bad {
-		elem()
+		item()
 		switch p.peek() {
 		case ',':
 			p.i++
-		case ']':
+		case close:
 			p.i++
 			return
 		default:
@@ -317,27 +319,18 @@ func hex4(b []byte) rune {
 // into an integer field; a fraction or an exponent fails (encoding/json
 // would refuse them too).
 func (p *parser) int(bits int) int64 {
-	p.ws()
-	start := p.i
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
-	}
-	digits := p.i
-	for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
-		p.i++
-	}
-	if p.i == digits || (p.b[digits] == '0' && p.i > digits+1) {
+	if c := p.peek(); c != '-' && (c < '0' || c > '9') {
 		p.fail()
 		return 0
 	}
-	if p.i < len(p.b) {
-		switch p.b[p.i] {
-		case '.', 'e', 'E':
-			p.fail()
-			return 0
-		}
+	start := p.i
+	p.number()
+	text := p.b[start:p.i]
+	if p.bad || bytes.ContainsAny(text, ".eE") {
+		p.fail()
+		return 0
 	}
-	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, bits)
+	n, err := strconv.ParseInt(string(text), 10, bits)
 	if err != nil {
 		p.fail()
 		return 0
@@ -385,25 +378,7 @@ func (p *parser) skip(depth int) {
 	}
 	switch c := p.peek(); {
 	case c == '{':
-		p.i++
-		if p.peek() == '}' {
-			p.i++
-			return
-		}
-		for !p.bad {
-			p.str()
-			p.expect(':')
-			p.skip(depth + 1)
-			switch p.peek() {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return
-			default:
-				p.fail()
-			}
-		}
+		p.members(func([]byte) { p.skip(depth + 1) })
 	case c == '[':
 		p.array(func() { p.skip(depth + 1) })
 	case c == '"':
@@ -534,11 +509,7 @@ func (p *parser) log(l *wireLogInput) {
 			n := p.int(64)
 			l.ForkSeq = &n
 		case 3:
-			events := []eventJSON{}
-			p.array(func() {
-				events = append(events, eventJSON{})
-				p.event(&events[len(events)-1])
-			})
+			events := arrayOf(p, p.event)
 			l.Events = &events
 		}
 	})
@@ -579,19 +550,11 @@ func (p *parser) message(m *messageJSON) {
 		case 1:
 			m.Content = p.str()
 		case 2:
-			m.Parts = []partJSON{}
-			p.array(func() {
-				m.Parts = append(m.Parts, partJSON{})
-				p.part(&m.Parts[len(m.Parts)-1])
-			})
+			m.Parts = arrayOf(p, p.part)
 		case 3:
 			m.ReasoningContent = p.str()
 		case 4:
-			m.ToolCalls = []toolCallJSON{}
-			p.array(func() {
-				m.ToolCalls = append(m.ToolCalls, toolCallJSON{})
-				p.toolCall(&m.ToolCalls[len(m.ToolCalls)-1])
-			})
+			m.ToolCalls = arrayOf(p, p.toolCall)
 		case 5:
 			m.ToolCallID = p.str()
 		case 6:
