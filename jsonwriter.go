@@ -129,6 +129,27 @@ func (w *jsonWriter) str(s string) {
 	b.WriteByte('"')
 }
 
+// optStr writes the field k with the string s, unless s is empty: an
+// omitzero string field.
+func (w *jsonWriter) optStr(k, s string) {
+	if s != "" {
+		w.key(k)
+		w.str(s)
+	}
+}
+
+// writeList writes items as a JSON array, each with write.
+func writeList[T any](w *jsonWriter, items []T, write func(*T)) {
+	w.buf.WriteByte('[')
+	for i := range items {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		write(&items[i])
+	}
+	w.buf.WriteByte(']')
+}
+
 // event writes e as encoding/json writes an Event.
 func (w *jsonWriter) event(e *Event) {
 	w.buf.WriteString(`{"seq":`)
@@ -160,44 +181,18 @@ func (w *jsonWriter) event(e *Event) {
 func (w *jsonWriter) message(m *Message) {
 	w.buf.WriteString(`{"role":`)
 	w.str(string(m.Role))
-	if m.Content != "" {
-		w.key("content")
-		w.str(m.Content)
-	}
+	w.optStr("content", m.Content)
 	if m.Parts != nil {
 		w.key("parts")
-		w.buf.WriteByte('[')
-		for i := range m.Parts {
-			if i > 0 {
-				w.buf.WriteByte(',')
-			}
-			w.part(&m.Parts[i])
-		}
-		w.buf.WriteByte(']')
+		writeList(w, m.Parts, w.part)
 	}
-	if m.ReasoningContent != "" {
-		w.key("reasoning_content")
-		w.str(m.ReasoningContent)
-	}
+	w.optStr("reasoning_content", m.ReasoningContent)
 	if m.ToolCalls != nil {
 		w.key("tool_calls")
-		w.buf.WriteByte('[')
-		for i := range m.ToolCalls {
-			if i > 0 {
-				w.buf.WriteByte(',')
-			}
-			w.toolCall(&m.ToolCalls[i])
-		}
-		w.buf.WriteByte(']')
+		writeList(w, m.ToolCalls, w.toolCall)
 	}
-	if m.ToolCallID != "" {
-		w.key("tool_call_id")
-		w.str(m.ToolCallID)
-	}
-	if m.Name != "" {
-		w.key("name")
-		w.str(m.Name)
-	}
+	w.optStr("tool_call_id", m.ToolCallID)
+	w.optStr("name", m.Name)
 	if m.Metadata != nil {
 		w.key("metadata")
 		w.value(m.Metadata)

@@ -308,14 +308,8 @@ func writeWire(buf *bytes.Buffer, w *wireContext) error {
 	jw := newJSONWriter(buf)
 	buf.WriteString(`{"version":`)
 	jw.int(int64(w.Version))
-	buf.WriteString(`,"messages":[`)
-	for i, m := range w.Messages {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		jw.message(m)
-	}
-	buf.WriteString("]")
+	buf.WriteString(`,"messages":`)
+	writeList(jw, w.Messages, func(m **Message) { jw.message(*m) })
 	fields := []struct {
 		key   string
 		value any
@@ -338,14 +332,9 @@ func writeWire(buf *bytes.Buffer, w *wireContext) error {
 		buf.WriteString(`,"fork_seq":`)
 		jw.int(*w.Log.ForkSeq)
 	}
-	buf.WriteString(`,"events":[`)
-	for i := range w.Log.Events {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		jw.event(&w.Log.Events[i])
-	}
-	buf.WriteString("]}}")
+	buf.WriteString(`,"events":`)
+	writeList(jw, w.Log.Events, jw.event)
+	buf.WriteString("}}")
 	return jw.err
 }
 
