@@ -92,11 +92,10 @@ type Context struct {
 	lead     Message  // the first message as read, when the overlay changes it
 	leadMode leadMode // how the overlay shows in the view
 
-	// While NewContext applies its options, building is true and skipped
-	// collects WithMessages' invalid messages, warned of at the end, on
-	// the logger of a WithLogger wherever it comes among the options.
-	building bool
-	skipped  []skippedMessage
+	// skipped is set only while NewContext applies its options: it collects
+	// WithMessages' invalid messages, warned of at the end, on the logger of
+	// a WithLogger wherever it comes among the options.
+	skipped *[]skippedMessage
 }
 
 type leadMode uint8
@@ -137,13 +136,14 @@ func WithMessages(msgs ...Message) Option {
 	return func(c *Context) {
 		for i, m := range msgs {
 			if err := m.Validate(); err != nil {
-				c.skipped = append(c.skipped, skippedMessage{i, err})
+				if c.skipped != nil { // NewContext warns once every option is applied
+					*c.skipped = append(*c.skipped, skippedMessage{i, err})
+				} else {
+					c.warnSkipped(skippedMessage{i, err})
+				}
 				continue
 			}
 			c.appendMessage(m, "")
-		}
-		if !c.building {
-			c.warnSkipped()
 		}
 	}
 }
@@ -155,13 +155,11 @@ type skippedMessage struct {
 	err   error
 }
 
-// warnSkipped warns of the messages WithMessages skipped, once the logger is
-// known.
-func (c *Context) warnSkipped() {
-	for _, s := range c.skipped {
+// warnSkipped warns of messages WithMessages skipped.
+func (c *Context) warnSkipped(skipped ...skippedMessage) {
+	for _, s := range skipped {
 		c.logger().Warn("nous: WithMessages skipped an invalid message", "index", s.index, "err", s.err)
 	}
-	c.skipped = nil
 }
 
 // WithUsage sets the usage so far.
@@ -205,15 +203,16 @@ func NewContext(opts ...Option) *Context {
 		MaxIterations: 10,
 		StartedAt:     now(),
 		log:           SessionLog{id: newLogID()},
-		building:      true,
 	}
+	var skipped []skippedMessage
+	c.skipped = &skipped
 	for _, opt := range opts {
 		if opt != nil {
 			opt(c)
 		}
 	}
-	c.building = false
-	c.warnSkipped()
+	c.skipped = nil
+	c.warnSkipped(skipped...)
 	return c
 }
 

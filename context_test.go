@@ -1285,3 +1285,12 @@ func TestAllSurvivesReplaceAhead(t *testing.T) {
 	}
 	assert.Equal(t, []string{"x", "x", "new", "x"}, got)
 }
+
+// An Option applied to a context that exists already warns at once.
+func TestWithMessagesOnAnExistingContext(t *testing.T) {
+	var logs bytes.Buffer
+	c := nous.NewContext(nous.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	nous.WithMessages(mUser("u"), nous.Message{Role: "bogus"})(c)
+	assert.Equal(t, []string{"u"}, viewTexts(c))
+	assert.Contains(t, logs.String(), "bogus")
+}
