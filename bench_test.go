@@ -77,6 +77,17 @@ func conversationContext(b testing.TB, n int) *nous.Context {
 	return c
 }
 
+// forSizes runs body as a sub-benchmark for each size n, reporting
+// allocations.
+func forSizes(b *testing.B, body func(b *testing.B, n int)) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			body(b, s.n)
+		})
+	}
+}
+
 // perMsg reports the cost per message of an op that handles n messages.
 func perMsg(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/msg")
@@ -85,60 +96,51 @@ func perMsg(b *testing.B, n int) {
 // BenchmarkAddMessage adds n plain messages, one call each, to a new
 // context: the amortized cost of AddMessage with a log of up to n events.
 func BenchmarkAddMessage(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				c := nous.NewContext()
-				for range s.n {
-					if err := c.AddMessage(benchMessage); err != nil {
-						b.Fatal(err)
-					}
+	forSizes(b, func(b *testing.B, n int) {
+		for b.Loop() {
+			c := nous.NewContext()
+			for range n {
+				if err := c.AddMessage(benchMessage); err != nil {
+					b.Fatal(err)
 				}
 			}
-			perMsg(b, s.n)
-		})
-	}
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkFloorAppend is AddMessage's floor: the same event struct and the
 // same message value appended to two plain slices, n times.
 func BenchmarkFloorAppend(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				var events []nous.Event
-				var msgs []nous.Message
-				for i := range s.n {
-					events = append(events, nous.Event{Seq: int64(i + 1), Type: nous.EventUserMessage, CreatedAt: benchMessage.CreatedAt})
-					msgs = append(msgs, benchMessage)
-				}
-				sinkInt += len(events) + len(msgs)
+	forSizes(b, func(b *testing.B, n int) {
+		for b.Loop() {
+			var events []nous.Event
+			var msgs []nous.Message
+			for i := range n {
+				events = append(events, nous.Event{Seq: int64(i + 1), Type: nous.EventUserMessage, CreatedAt: benchMessage.CreatedAt})
+				msgs = append(msgs, benchMessage)
 			}
-			perMsg(b, s.n)
-		})
-	}
+			sinkInt += len(events) + len(msgs)
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkAddMessages adds n plain messages in one batch to a new context.
 func BenchmarkAddMessages(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			batch := make([]nous.Message, s.n)
-			for i := range batch {
-				batch[i] = benchMessage
+	forSizes(b, func(b *testing.B, n int) {
+		batch := make([]nous.Message, n)
+		for i := range batch {
+			batch[i] = benchMessage
+		}
+		for b.Loop() {
+			c := nous.NewContext()
+			if err := c.AddMessages(batch...); err != nil {
+				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				c := nous.NewContext()
-				if err := c.AddMessages(batch...); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perMsg(b, s.n)
-		})
-	}
+		}
+		perMsg(b, n)
+	})
 }
 
 var (
@@ -152,33 +154,27 @@ var (
 
 // BenchmarkAll walks the view of a conversation of n messages with All.
 func BenchmarkAll(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			c := conversationContext(b, s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkInt += walkAll(c)
-			}
-			perMsg(b, s.n)
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		c := conversationContext(b, n)
+		for b.Loop() {
+			sinkInt += walkAll(c)
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkAllOverlaid is BenchmarkAll with a system-prompt overlay set, as
 // a runtime sets one on every run: the view starts with the overlay's own
 // system message, which All yields before the log's.
 func BenchmarkAllOverlaid(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			c := conversationContext(b, s.n)
-			c.SetSystemPromptOverlay("Today is Monday.")
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkInt += walkAll(c)
-			}
-			perMsg(b, s.n)
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		c := conversationContext(b, n)
+		c.SetSystemPromptOverlay("Today is Monday.")
+		for b.Loop() {
+			sinkInt += walkAll(c)
+		}
+		perMsg(b, n)
+	})
 }
 
 // walkAll, walkSlice and walkSlicesAll are the one loop body the walk
@@ -213,16 +209,13 @@ func walkSlicesAll(msgs []nous.Message) int {
 // BenchmarkFloorRange is All's floor: ranging over a plain []Message with
 // the same loop body.
 func BenchmarkFloorRange(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			msgs := conversation(s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkInt += walkSlice(msgs)
-			}
-			perMsg(b, s.n)
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		msgs := conversation(n)
+		for b.Loop() {
+			sinkInt += walkSlice(msgs)
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkFloorSlicesAll ranges slices.All over the same plain []Message
@@ -231,91 +224,73 @@ func BenchmarkFloorRange(b *testing.B) {
 // separates what All pays for being an iterator from what it pays for the
 // log behind it.
 func BenchmarkFloorSlicesAll(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			msgs := conversation(s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkInt += walkSlicesAll(msgs)
-			}
-			perMsg(b, s.n)
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		msgs := conversation(n)
+		for b.Loop() {
+			sinkInt += walkSlicesAll(msgs)
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkMessages copies the view of n plain messages with Messages.
 func BenchmarkMessages(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			c := plainContext(b, s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkMsgs = c.Messages()
-			}
-			perMsg(b, s.n)
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		c := plainContext(b, n)
+		for b.Loop() {
+			sinkMsgs = c.Messages()
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkFloorClone is Messages' floor: slices.Clone of the same view as
 // a plain []Message.
 func BenchmarkFloorClone(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			view := plainContext(b, s.n).Messages()
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkMsgs = slices.Clone(view)
-			}
-			perMsg(b, s.n)
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		view := plainContext(b, n).Messages()
+		for b.Loop() {
+			sinkMsgs = slices.Clone(view)
+		}
+		perMsg(b, n)
+	})
 }
 
 // BenchmarkLastMessage reads the last message of a view of n messages.
 func BenchmarkLastMessage(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			c := plainContext(b, s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				sinkMsg, _ = c.LastMessage()
-			}
-		})
-	}
+	forSizes(b, func(b *testing.B, n int) {
+		c := plainContext(b, n)
+		for b.Loop() {
+			sinkMsg, _ = c.LastMessage()
+		}
+	})
 }
 
 // BenchmarkLogEvent appends a bookkeeping event with a one-key payload to a
 // context of n messages; the log grows by one event per op.
 func BenchmarkLogEvent(b *testing.B) {
 	data := map[string]any{"tool": "get_weather"}
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			c := plainContext(b, s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := c.LogEvent(nous.EventToolCall, data); err != nil {
-					b.Fatal(err)
-				}
+	forSizes(b, func(b *testing.B, n int) {
+		c := plainContext(b, n)
+		for b.Loop() {
+			if err := c.LogEvent(nous.EventToolCall, data); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkLogEventNoData is LogEvent with no payload: what the log itself
 // costs per bookkeeping event.
 func BenchmarkLogEventNoData(b *testing.B) {
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			c := plainContext(b, s.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := c.LogEvent(nous.EventStepStart, nil); err != nil {
-					b.Fatal(err)
-				}
+	forSizes(b, func(b *testing.B, n int) {
+		c := plainContext(b, n)
+		for b.Loop() {
+			if err := c.LogEvent(nous.EventStepStart, nil); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+		}
+	})
 }
 
 // refill is how many replacements a Replace benchmark makes before it
@@ -325,24 +300,21 @@ const refill = 1000
 // BenchmarkReplaceMessage replaces the middle message of a view of n.
 func BenchmarkReplaceMessage(b *testing.B) {
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			base := plainContext(b, s.n)
-			c := restore(b, base, s.n, m)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if i++; i%refill == 0 {
-					b.StopTimer()
-					c = restore(b, base, s.n, m)
-					b.StartTimer()
-				}
-				if err := c.ReplaceMessage(s.n/2, m); err != nil {
-					b.Fatal(err)
-				}
+	forSizes(b, func(b *testing.B, n int) {
+		base := plainContext(b, n)
+		c := restore(b, base, n, m)
+		i := 0
+		for b.Loop() {
+			if i++; i%refill == 0 {
+				b.StopTimer()
+				c = restore(b, base, n, m)
+				b.StartTimer()
 			}
-		})
-	}
+			if err := c.ReplaceMessage(n/2, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // restore returns a clone of base, a context of n messages, on which the
@@ -363,24 +335,21 @@ func restore(b *testing.B, base *nous.Context, n int, m nous.Message) *nous.Cont
 // one: the view's tail moves down by one entry.
 func BenchmarkReplaceMessageRange(b *testing.B) {
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			base := plainContext(b, s.n)
-			c := restore(b, base, s.n, m)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if i++; i%refill == 0 {
-					b.StopTimer()
-					c = restore(b, base, s.n, m)
-					b.StartTimer()
-				}
-				if err := c.ReplaceMessageRange(s.n/2, s.n/2+1, m); err != nil {
-					b.Fatal(err)
-				}
+	forSizes(b, func(b *testing.B, n int) {
+		base := plainContext(b, n)
+		c := restore(b, base, n, m)
+		i := 0
+		for b.Loop() {
+			if i++; i%refill == 0 {
+				b.StopTimer()
+				c = restore(b, base, n, m)
+				b.StartTimer()
 			}
-		})
-	}
+			if err := c.ReplaceMessageRange(n/2, n/2+1, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkFloorReplace is the Replace benchmarks' floor: slices.Replace on
@@ -428,27 +397,24 @@ func BenchmarkFloorReplaceLogged(b *testing.B) {
 		m nous.Message
 	}
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
-	for _, s := range sizes {
-		b.Run(s.name, func(b *testing.B) {
-			view := plainContext(b, s.n).Messages()
-			var log []logged
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if i++; i%refill == 0 {
-					b.StopTimer()
-					sinkInt += len(log)
-					log = nil
-					b.StartTimer()
-				}
-				msg := m
-				msg.CreatedAt = view[s.n/2].CreatedAt
-				log = append(log, logged{nous.Event{Seq: int64(len(log) + 1), Type: nous.EventReplace, CreatedAt: time.Now().UTC()}, msg})
-				view = slices.Replace(view, s.n/2, s.n/2+1, msg)
+	forSizes(b, func(b *testing.B, n int) {
+		view := plainContext(b, n).Messages()
+		var log []logged
+		i := 0
+		for b.Loop() {
+			if i++; i%refill == 0 {
+				b.StopTimer()
+				sinkInt += len(log)
+				log = nil
+				b.StartTimer()
 			}
-			sinkInt += len(view) + len(log)
-		})
-	}
+			msg := m
+			msg.CreatedAt = view[n/2].CreatedAt
+			log = append(log, logged{nous.Event{Seq: int64(len(log) + 1), Type: nous.EventReplace, CreatedAt: time.Now().UTC()}, msg})
+			view = slices.Replace(view, n/2, n/2+1, msg)
+		}
+		sinkInt += len(view) + len(log)
+	})
 }
 
 // BenchmarkFloorNow reads the clock as every appended event does: part of
