@@ -25,7 +25,7 @@ func TestChunksClipAppendsApart(t *testing.T) {
 		go func() { // reads frozen while a and b append
 			defer wg.Done()
 			var i int64
-			for v := range frozen.all {
+			for _, v := range frozen.all {
 				if *v != i {
 					t.Errorf("n=%d: frozen[%d] = %d while appending", n, i, *v)
 					return

@@ -184,14 +184,15 @@ func (c *Context) wire() (wireContext, int) {
 	// again) as jsonSize and anySize count them, and the deps.
 	size := 512
 	events := make([]Event, 0, c.log.recs.len())
-	for r := range c.log.recs.all {
+	for i, r := range c.log.recs.all {
+		seq := i + 1
 		var m *Message
 		if r.typ.IsSurface() {
 			m = &c.log.msg(r.mi).msg
 		}
 		size += 96
-		s.root(segment{key: "log.events", index: int(r.seq - 1), isIndex: true})
-		e := Event{Seq: r.seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
+		s.root(segment{key: "log.events", index: int(i), isIndex: true})
+		e := Event{Seq: seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
 		if !encodableTime(r.at) {
 			s.drop("created_at")
 			e.CreatedAt = time.Time{}

@@ -28,8 +28,8 @@ func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bo
 	if c.log.parent != uuid.Nil {
 		c.log.parent = parent
 	}
-	for r := range c.log.recs.all {
-		r.at = base.Add(time.Duration(r.seq) * time.Second)
+	for i, r := range c.log.recs.all {
+		r.at = base.Add(time.Duration(i+1) * time.Second)
 		if messages && r.typ.IsSurface() {
 			c.log.msg(r.mi).msg.CreatedAt = r.at
 		}

@@ -74,19 +74,23 @@ func (c *chunks[T]) clip() chunks[T] {
 	return chunks[T]{full: slices.Clip(c.full), tail: slices.Clip(c.tail)}
 }
 
-// all calls yield with every value in order until it returns false.
-func (c *chunks[T]) all(yield func(*T) bool) {
+// all calls yield with the index of every value and the value, in order,
+// until it returns false.
+func (c *chunks[T]) all(yield func(int64, *T) bool) {
+	var n int64
 	for _, chunk := range c.full {
 		for i := range chunk {
-			if !yield(&chunk[i]) {
+			if !yield(n, &chunk[i]) {
 				return
 			}
+			n++
 		}
 	}
 	for i := range c.tail {
-		if !yield(&c.tail[i]) {
+		if !yield(n, &c.tail[i]) {
 			return
 		}
+		n++
 	}
 }
 
@@ -94,7 +98,6 @@ func (c *chunks[T]) all(yield func(*T) bool) {
 // event's message is stored apart, in the log's messages, so that walking
 // the view reads messages packed together and nothing else.
 type record struct {
-	seq         int64
 	typ         EventType
 	at          time.Time
 	data        map[string]any
@@ -109,10 +112,11 @@ type stored struct {
 	seq int64
 }
 
-// event returns the event of r, a record of l, as an Event that shares
-// nothing with the log.
-func (l *SessionLog) event(r *record) Event {
-	e := Event{Seq: r.seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
+// event returns the event with the given seq, which must be in the log, as
+// an Event that shares nothing with the log.
+func (l *SessionLog) event(seq int64) Event {
+	r := l.rec(seq)
+	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
 	if r.typ.IsSurface() {
 		m := l.msgs.at(r.mi).msg.clone()
 		e.Message = &m
@@ -207,19 +211,7 @@ func (l *SessionLog) Events() []Event {
 
 // All returns an iterator over the events in append order. Each event is a
 // copy the caller owns.
-func (l *SessionLog) All() iter.Seq[Event] {
-	return func(yield func(Event) bool) {
-		l := l.src()
-		if l == nil {
-			return
-		}
-		for r := range l.recs.all {
-			if !yield(l.event(r)) {
-				return
-			}
-		}
-	}
-}
+func (l *SessionLog) All() iter.Seq[Event] { return l.Since(0) }
 
 // Since returns an iterator over the events after seq, in append order, each
 // a copy the caller owns. A store that has saved events up to seq appends
@@ -228,7 +220,7 @@ func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		l := l.src()
 		for s := max(seq, 0); s < int64(l.Len()); s++ {
-			if !yield(l.event(l.rec(s + 1))) {
+			if !yield(l.event(s + 1)) {
 				return
 			}
 		}
@@ -242,7 +234,7 @@ func (l *SessionLog) Event(seq int64) (Event, bool) {
 	if seq < 1 || seq > int64(l.Len()) {
 		return Event{}, false
 	}
-	return l.event(l.rec(seq)), true
+	return l.event(seq), true
 }
 
 // rec returns the record with the given seq, which must be in the log. The
@@ -253,15 +245,11 @@ func (l *SessionLog) rec(seq int64) *record { return l.recs.at(seq - 1) }
 // view. It must not be modified.
 func (l *SessionLog) msg(mi int64) *stored { return l.msgs.at(mi) }
 
-// push appends r, a bookkeeping event, stamping its seq, and returns the seq.
-func (l *SessionLog) push(r *record) int64 {
-	r.seq = l.recs.len() + 1
-	l.recs.push(r)
-	return r.seq
-}
+// push appends r, a bookkeeping event, and returns its seq.
+func (l *SessionLog) push(r *record) int64 { return l.recs.push(r) + 1 }
 
-// pushMessage appends r, a surface event, with its message *m, stamping its
-// seq, and returns the index of the message in the log's messages: the entry
+// pushMessage appends r, a surface event, with its message *m, stored with
+// its seq, and returns the index of the message in the log's messages: the entry
 // the event adds to a view. m must not be used elsewhere afterwards.
 func (l *SessionLog) pushMessage(r *record, m *Message) int64 {
 	r.mi = l.msgs.push(&stored{msg: *m, seq: l.recs.len() + 1})
