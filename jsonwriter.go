@@ -138,6 +138,23 @@ func (w *jsonWriter) optStr(k, s string) {
 	}
 }
 
+// optMap writes the field k with the map m, unless m is nil: an omitzero
+// map field.
+func (w *jsonWriter) optMap(k string, m map[string]any) {
+	if m != nil {
+		w.key(k)
+		w.value(m)
+	}
+}
+
+// optInt writes the field k with n, unless n is 0: an omitzero integer.
+func (w *jsonWriter) optInt(k string, n int64) {
+	if n != 0 {
+		w.key(k)
+		w.int(n)
+	}
+}
+
 // writeList writes items as a JSON array, each with write.
 func writeList[T any](w *jsonWriter, items []T, write func(*T)) {
 	w.buf.WriteByte('[')
@@ -156,24 +173,15 @@ func (w *jsonWriter) event(e *Event) {
 	w.int(e.Seq)
 	w.key("type")
 	w.str(string(e.Type))
-	if e.Data != nil {
-		w.key("data")
-		w.value(e.Data)
-	}
+	w.optMap("data", e.Data)
 	if e.Message != nil {
 		w.key("message")
 		w.message(e.Message)
 	}
 	w.key("created_at")
 	w.time(e.CreatedAt)
-	if e.First != 0 {
-		w.key("first")
-		w.int(e.First)
-	}
-	if e.Last != 0 {
-		w.key("last")
-		w.int(e.Last)
-	}
+	w.optInt("first", e.First)
+	w.optInt("last", e.Last)
 	w.buf.WriteByte('}')
 }
 
@@ -193,10 +201,7 @@ func (w *jsonWriter) message(m *Message) {
 	}
 	w.optStr("tool_call_id", m.ToolCallID)
 	w.optStr("name", m.Name)
-	if m.Metadata != nil {
-		w.key("metadata")
-		w.value(m.Metadata)
-	}
+	w.optMap("metadata", m.Metadata)
 	if !m.CreatedAt.IsZero() {
 		w.key("created_at")
 		w.time(m.CreatedAt)
@@ -209,10 +214,7 @@ func (w *jsonWriter) part(p *ContentPart) {
 	w.str(string(p.Type))
 	w.key("content")
 	w.str(p.Content)
-	if p.Options != nil {
-		w.key("options")
-		w.value(p.Options)
-	}
+	w.optMap("options", p.Options)
 	w.buf.WriteByte('}')
 }
 
@@ -225,9 +227,6 @@ func (w *jsonWriter) toolCall(tc *ToolCall) {
 		w.key("arguments")
 		w.raw(tc.Arguments)
 	}
-	if tc.Metadata != nil {
-		w.key("metadata")
-		w.value(tc.Metadata)
-	}
+	w.optMap("metadata", tc.Metadata)
 	w.buf.WriteByte('}')
 }
