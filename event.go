@@ -91,11 +91,9 @@ type Event struct {
 // UnmarshalJSON decodes an event; whole numbers in Data decode as int. It
 // does not check the event: folding does.
 func (e *Event) UnmarshalJSON(b []byte) error {
-	w, ok := fastEvent(b)
-	if !ok {
-		if err := json.Unmarshal(b, &w); err != nil {
-			return err
-		}
+	var w eventJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
 	}
 	return w.decode(e)
 }

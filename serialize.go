@@ -685,15 +685,6 @@ func Deserialize(data []byte) (*Context, error) {
 		}
 		return nil, fmt.Errorf("nous: deserialize: not a JSON object: %w", ErrMalformed)
 	}
-	if w, ok := fastDecode(data); ok {
-		return restoreV2(w)
-	}
-	return deserializeJSON(data)
-}
-
-// deserializeJSON is Deserialize with encoding/json: for what fastDecode
-// leaves to it, errors included.
-func deserializeJSON(data []byte) (*Context, error) {
 	var w wireInput
 	err := json.Unmarshal(data, &w)
 	var syn *json.SyntaxError
