@@ -1,0 +1,434 @@
+package nous
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// The shape of the format, as read: one type for both versions, so that a
+// version 2 blob is decoded in one pass. Fields whose meaning depends on the
+// version are kept raw.
+type wireInput struct {
+	Version       json.RawMessage `json:"version"`
+	Messages      jsonArray       `json:"messages"` // version 1 reads it again
+	ToolCalls     json.RawMessage `json:"tool_calls"`
+	SystemPrompt  string          `json:"system_prompt"`
+	Deps          json.RawMessage `json:"deps"`
+	Usage         Usage           `json:"usage"`
+	NeedsResponse bool            `json:"needs_response"`
+	Iteration     int             `json:"iteration"`
+	MaxIterations *int            `json:"max_iterations"`
+	StartedAt     json.RawMessage `json:"started_at"`
+	AgentName     string          `json:"agent_name"`
+	Log           *wireLogInput   `json:"log"`
+}
+
+type wireLogInput struct {
+	ID       string       `json:"id"`
+	ParentID *string      `json:"parent_id"`
+	ForkSeq  *int64       `json:"fork_seq"`
+	Events   *[]eventJSON `json:"events"`
+}
+
+// jsonArray accepts a JSON array or null without decoding or copying it:
+// version 2 readers check the messages projection's type and ignore the rest.
+type jsonArray struct{}
+
+func (jsonArray) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && (b[0] == '[' || string(b) == "null") {
+		return nil
+	}
+	return errors.New("not an array")
+}
+
+// Deserialize reads a context written by [Context.Serialize] (format version
+// 2) or by the reference library's version 1; FORMAT.md says how.
+//
+// A version 2 blob rebuilds the session log, its ID, parent and fork seq
+// included, folds it once and gets back the same view: the restored
+// context's next event has the next seq. A version 1 blob has no log: each
+// of its messages becomes one event in a new log with a new ID, stamped, like
+// the message, with the time of the restore; an unknown role is read as user,
+// with a warning on slog.Default(). Deps, event data and metadata decode
+// whole numbers as int. The runtime-only fields are unset and there is no
+// overlay.
+//
+// Deserialize fails closed: anything it cannot trust is an error that names
+// the place, and no context. Not JSON, not an object or an unexpected type in
+// a field wraps [ErrMalformed]; a missing or non-integer version
+// [ErrMissingVersion]; another version [ErrUnsupportedVersion]; events whose
+// seqs are not 1, 2, 3, ..., that break the rules of their type or that do
+// not fold [ErrInvalidLog], [ErrUnknownEventType] or [ErrInvalidMessage].
+// It never panics, whatever data holds.
+func Deserialize(data []byte) (*Context, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		if !json.Valid(data) {
+			return nil, fmt.Errorf("nous: deserialize: not valid JSON: %w", ErrMalformed)
+		}
+		return nil, fmt.Errorf("nous: deserialize: not a JSON object: %w", ErrMalformed)
+	}
+	var w wireInput
+	err := json.Unmarshal(data, &w)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return nil, fmt.Errorf("nous: deserialize: not valid JSON: %v: %w", err, ErrMalformed)
+	}
+	raw := w.Version
+	if err != nil {
+		// The fast decode failed on some field; the version decides what
+		// that means, so read it alone first.
+		var head struct {
+			Version json.RawMessage `json:"version"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			return nil, malformed("", err)
+		}
+		raw = head.Version
+	}
+	version, err2 := parseVersion(raw)
+	if err2 != nil {
+		return nil, err2
+	}
+	if version == 1 {
+		return deserializeV1(data)
+	}
+	if err != nil {
+		return nil, locateError(data, err)
+	}
+	return restoreV2(&w)
+}
+
+// parseVersion reads the version field: a JSON integer this package knows.
+func parseVersion(raw json.RawMessage) (int, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return 0, fmt.Errorf("nous: deserialize: no version: %w", ErrMissingVersion)
+	}
+	digits := t
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	integer := len(digits) > 0
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			integer = false
+			break
+		}
+	}
+	if !integer {
+		return 0, fmt.Errorf("nous: deserialize: version %.40s is not an integer: %w", t, ErrMissingVersion)
+	}
+	n, err := strconv.Atoi(string(t))
+	if err != nil || (n != 1 && n != FormatVersion) {
+		return 0, fmt.Errorf("nous: deserialize: version %.40s (this package reads 1 and %d): %w", t, FormatVersion, ErrUnsupportedVersion)
+	}
+	return n, nil
+}
+
+// malformed returns the error of a value at place that is not of the shape
+// the format says.
+func malformed(place string, err error) error {
+	if place == "" {
+		return fmt.Errorf("nous: deserialize: %s: %w", describe(err), ErrMalformed)
+	}
+	return fmt.Errorf("nous: deserialize: %s: %s: %w", place, describe(err), ErrMalformed)
+}
+
+// describe says what err found wrong in JSON terms, rather than Go's.
+func describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msg := "got " + te.Value + ", want " + jsonKind(te.Type)
+	// plainEvent and plain are the method-free copies of Event and Message
+	// that their UnmarshalJSON decode into.
+	field := strings.ReplaceAll(strings.ReplaceAll(te.Field, "plainEvent.", ""), "plain.", "")
+	if field == "plain" || field == "" {
+		return msg
+	}
+	return field + ": " + msg
+}
+
+// jsonKind names the JSON kind that decodes into a value of type t.
+func jsonKind(t reflect.Type) string {
+	if t == reflect.TypeFor[time.Time]() {
+		return "an RFC 3339 time"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
+}
+
+// restoreV2 builds the context of a version 2 blob decoded into w.
+func restoreV2(w *wireInput) (*Context, error) {
+	if w.Log == nil {
+		return nil, malformed("log", errors.New("missing"))
+	}
+	id, err := parseLogID(w.Log.ID)
+	if err != nil {
+		return nil, malformed("log.id", err)
+	}
+	var parent uuid.UUID
+	var forkSeq int64
+	switch {
+	case w.Log.ParentID != nil && w.Log.ForkSeq == nil:
+		return nil, malformed("log.fork_seq", errors.New("missing in a fork"))
+	case w.Log.ParentID == nil && w.Log.ForkSeq != nil:
+		return nil, malformed("log.fork_seq", errors.New("without log.parent_id"))
+	case w.Log.ParentID != nil:
+		if parent, err = parseLogID(*w.Log.ParentID); err != nil {
+			return nil, malformed("log.parent_id", err)
+		}
+		forkSeq = *w.Log.ForkSeq
+	}
+	if w.Log.Events == nil {
+		return nil, malformed("log.events", errors.New("missing"))
+	}
+	events := make([]Event, len(*w.Log.Events))
+	for i := range events {
+		e := &events[i]
+		if err := (*w.Log.Events)[i].decode(e); err != nil {
+			return nil, malformed(fmt.Sprintf("log.events[%d]", i), err)
+		}
+		if e.Message != nil {
+			for j := range e.Message.ToolCalls {
+				compactArguments(&e.Message.ToolCalls[j])
+			}
+		}
+	}
+	l, view, err := restoreLog(id, parent, forkSeq, events, true)
+	if err != nil {
+		return nil, fmt.Errorf("nous: deserialize: log.%w", err)
+	}
+	c, err := restoreState(w, false)
+	if err != nil {
+		return nil, err
+	}
+	c.log, c.view = l, view
+	return c, nil
+}
+
+// parseLogID reads a log ID: a UUID in its canonical 36-character form, not
+// the nil UUID.
+func parseLogID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	switch {
+	case err != nil || len(s) != 36:
+		return uuid.Nil, fmt.Errorf("%q is not a UUID", s)
+	case id == uuid.Nil:
+		return uuid.Nil, errors.New("the nil UUID")
+	}
+	return id, nil
+}
+
+// restoreState returns a context holding the plain state of w (everything
+// but the messages and the log), by the rules of version 1 when v1 is true.
+func restoreState(w *wireInput, v1 bool) (*Context, error) {
+	c := &Context{
+		SystemPrompt:  w.SystemPrompt,
+		Usage:         w.Usage,
+		NeedsResponse: w.NeedsResponse,
+		Iteration:     w.Iteration,
+		MaxIterations: 10,
+		AgentName:     w.AgentName,
+	}
+	if w.MaxIterations != nil {
+		c.MaxIterations = *w.MaxIterations
+	}
+	deps, err := jsonx.DecodeMap(w.Deps)
+	if err != nil {
+		return nil, malformed("deps", err)
+	}
+	if deps == nil {
+		deps = map[string]any{}
+	}
+	c.Deps = deps
+	if c.ToolCalls, err = decodeToolCalls(w.ToolCalls, "tool_calls", v1); err != nil {
+		return nil, err
+	}
+	if len(c.ToolCalls) == 0 {
+		c.ToolCalls = nil
+	}
+	if t := bytes.TrimSpace(w.StartedAt); len(t) > 0 && string(t) != "null" {
+		if err := json.Unmarshal(t, &c.StartedAt); err != nil {
+			if !v1 {
+				return nil, malformed("started_at", err)
+			}
+			c.StartedAt = time.Time{} // version 1: unparsable reads as null
+		}
+	}
+	return c, nil
+}
+
+// decodeToolCalls reads a list of tool calls at place. Arguments must be a
+// JSON object; version 1 may also hold one as a JSON string.
+func decodeToolCalls(raw json.RawMessage, place string, v1 bool) ([]ToolCall, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, malformed(place, err)
+	}
+	calls := make([]ToolCall, len(items))
+	for i, item := range items {
+		at := fmt.Sprintf("%s[%d]", place, i)
+		if err := json.Unmarshal(item, &calls[i]); err != nil {
+			return nil, malformed(at, err)
+		}
+		args := calls[i].Arguments
+		if v1 && len(args) > 0 && args[0] == '"' {
+			var s string
+			if err := json.Unmarshal(args, &s); err != nil {
+				return nil, malformed(at+".arguments", err)
+			}
+			args = nil
+			if s != "" {
+				args = json.RawMessage(s)
+			}
+			calls[i].Arguments = args
+		}
+		if len(args) > 0 && !jsonx.IsObject(args) {
+			return nil, malformed(at+".arguments", errors.New("not a JSON object"))
+		}
+		compactArguments(&calls[i])
+	}
+	return calls, nil
+}
+
+// wireRaw is the top level of either version, each field kept raw, for the
+// readers that decode field by field: version 1, and locateError.
+type wireRaw struct {
+	Messages      json.RawMessage `json:"messages"`
+	ToolCalls     json.RawMessage `json:"tool_calls"`
+	SystemPrompt  json.RawMessage `json:"system_prompt"`
+	Deps          json.RawMessage `json:"deps"`
+	Usage         json.RawMessage `json:"usage"`
+	NeedsResponse json.RawMessage `json:"needs_response"`
+	Iteration     json.RawMessage `json:"iteration"`
+	MaxIterations json.RawMessage `json:"max_iterations"`
+	StartedAt     json.RawMessage `json:"started_at"`
+	AgentName     json.RawMessage `json:"agent_name"`
+	Log           json.RawMessage `json:"log"` // version 2 only; version 1 ignores it
+}
+
+// rawField is one field to decode on its own: its place in the document, its
+// raw JSON (absent when empty) and where to decode it.
+type rawField struct {
+	place string
+	raw   json.RawMessage
+	into  any
+}
+
+// decodeFields decodes each present field, failing with the place of the
+// first that does not fit.
+func decodeFields(fields ...rawField) error {
+	for _, f := range fields {
+		if len(f.raw) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(f.raw, f.into); err != nil {
+			return malformed(f.place, err)
+		}
+	}
+	return nil
+}
+
+// plainFields are the fields of w that both versions decode the same way,
+// to be decoded into in.
+func (w *wireRaw) plainFields(in *wireInput) []rawField {
+	return []rawField{
+		{"system_prompt", w.SystemPrompt, &in.SystemPrompt},
+		{"usage", w.Usage, &in.Usage},
+		{"needs_response", w.NeedsResponse, &in.NeedsResponse},
+		{"iteration", w.Iteration, &in.Iteration},
+		{"max_iterations", w.MaxIterations, &in.MaxIterations},
+		{"agent_name", w.AgentName, &in.AgentName},
+	}
+}
+
+// locateError returns the error of a version 2 blob that the one-pass
+// decode refused with cause, naming the field: it decodes the fields one by
+// one, the events too.
+func locateError(data []byte, cause error) error {
+	var raw wireRaw
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return malformed("", err)
+	}
+	var array jsonArray
+	if err := decodeFields(append(raw.plainFields(new(wireInput)), rawField{"messages", raw.Messages, &array})...); err != nil {
+		return err
+	}
+	var log struct {
+		ID       json.RawMessage `json:"id"`
+		ParentID json.RawMessage `json:"parent_id"`
+		ForkSeq  json.RawMessage `json:"fork_seq"`
+		Events   json.RawMessage `json:"events"`
+	}
+	if len(raw.Log) == 0 {
+		return malformed("", cause)
+	}
+	if err := json.Unmarshal(raw.Log, &log); err != nil {
+		return malformed("log", err)
+	}
+	err := decodeFields(
+		rawField{"log.id", log.ID, new(string)},
+		rawField{"log.parent_id", log.ParentID, new(string)},
+		rawField{"log.fork_seq", log.ForkSeq, new(int64)},
+	)
+	if err != nil {
+		return err
+	}
+	var events []json.RawMessage
+	if len(log.Events) == 0 {
+		return malformed("", cause)
+	}
+	if err := json.Unmarshal(log.Events, &events); err != nil {
+		return malformed("log.events", errors.New("not a list"))
+	}
+	for i, raw := range events {
+		var e Event
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return malformed(fmt.Sprintf("log.events[%d]", i), err)
+		}
+	}
+	return malformed("", cause)
+}
+
+// compactArguments removes the insignificant white space of tc's arguments,
+// which are valid JSON: Serialize writes them compact, so a context read from
+// indented JSON is the one it reads back after writing.
+func compactArguments(tc *ToolCall) {
+	if !bytes.ContainsAny(tc.Arguments, " \t\r\n") {
+		return
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, tc.Arguments) == nil {
+		tc.Arguments = b.Bytes()
+	}
+}

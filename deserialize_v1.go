@@ -1,0 +1,104 @@
+package nous
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// The shape of a version 1 message and tool call. Content may be a string,
+// a list of content parts or null; arguments an object or a string holding
+// one.
+type v1Message struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  json.RawMessage `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+// deserializeV1 reads a version 1 blob.
+func deserializeV1(data []byte) (*Context, error) {
+	var raw wireRaw // its "log", unknown to version 1, is ignored like any other key
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, malformed("", err)
+	}
+	w := wireInput{Deps: raw.Deps, ToolCalls: raw.ToolCalls, StartedAt: raw.StartedAt}
+	if err := decodeFields(raw.plainFields(&w)...); err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if t := bytes.TrimSpace(raw.Messages); len(t) > 0 && string(t) != "null" {
+		if err := json.Unmarshal(t, &items); err != nil {
+			return nil, malformed("messages", errors.New("not a list"))
+		}
+	}
+	at := now()
+	events := make([]Event, len(items))
+	msgs := make([]Message, len(items))
+	for i, item := range items {
+		place := fmt.Sprintf("messages[%d]", i)
+		m, err := decodeV1Message(item, place)
+		if err != nil {
+			return nil, err
+		}
+		m.CreatedAt = at
+		if err := m.Validate(); err != nil {
+			return nil, fmt.Errorf("nous: deserialize: %s: %w", place, err)
+		}
+		msgs[i] = m
+		events[i] = Event{Seq: int64(i + 1), Type: messageEventType(m.Role), Message: &msgs[i], CreatedAt: at}
+	}
+	l, view, err := restoreLog(newLogID(), uuid.Nil, 0, events, true)
+	if err != nil {
+		return nil, fmt.Errorf("nous: deserialize: messages: %w", err)
+	}
+	c, err := restoreState(&w, true)
+	if err != nil {
+		return nil, err
+	}
+	c.log, c.view = l, view
+	return c, nil
+}
+
+// decodeV1Message reads one version 1 message at place.
+func decodeV1Message(item json.RawMessage, place string) (Message, error) {
+	var v v1Message
+	if err := json.Unmarshal(item, &v); err != nil {
+		return Message{}, malformed(place, err)
+	}
+	m := Message{Role: Role(v.Role), ToolCallID: v.ToolCallID, Name: v.Name}
+	if !m.Role.Valid() {
+		// slog.Default: a context restored from data has no logger of its own yet.
+		slog.Default().Warn("nous: deserialize: unknown role read as user", "place", place, "role", v.Role)
+		m.Role = RoleUser
+	}
+	switch t := bytes.TrimSpace(v.Content); {
+	case len(t) == 0 || string(t) == "null":
+	case t[0] == '"':
+		if err := json.Unmarshal(t, &m.Content); err != nil {
+			return Message{}, malformed(place+".content", err)
+		}
+	case t[0] == '[':
+		if err := json.Unmarshal(t, &m.Parts); err != nil {
+			return Message{}, malformed(place+".content", err)
+		}
+	default:
+		return Message{}, malformed(place+".content", errors.New("not a string, a list of parts or null"))
+	}
+	md, err := jsonx.DecodeMap(v.Metadata)
+	if err != nil {
+		return Message{}, malformed(place+".metadata", err)
+	}
+	m.Metadata = md
+	if m.ToolCalls, err = decodeToolCalls(v.ToolCalls, place+".tool_calls", true); err != nil {
+		return Message{}, err
+	}
+	return m, nil
+}
