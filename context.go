@@ -83,8 +83,7 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
-	log        SessionLog
-	handle     SessionLog // what Log returns: a handle on log
+	log        eventLog
 	view       []int64    // the view's messages: indices in log.msgs
 	viewShared bool       // view's backing array is shared with a clone: copy before writing in place
 
@@ -202,7 +201,7 @@ func NewContext(opts ...Option) *Context {
 		NeedsResponse: true,
 		MaxIterations: 10,
 		StartedAt:     now(),
-		log:           SessionLog{id: newLogID()},
+		log:           eventLog{id: newLogID()},
 	}
 	var skipped []skippedMessage
 	c.skipped = &skipped
@@ -351,11 +350,7 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 // same for any length of log.
 func (c *Context) Log() *SessionLog {
 	c.ready()
-	// The handle lives in the context, so Log does not allocate; it is set
-	// anew on every call, so a caller who overwrote it, or a Clone that
-	// copied it, gets a handle on this context's log again.
-	c.handle = SessionLog{live: &c.log}
-	return &c.handle
+	return &SessionLog{l: &c.log} // inlined: it allocates only when the handle escapes
 }
 
 // Len returns the number of messages in the view, the overlay's own system

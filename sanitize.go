@@ -301,3 +301,79 @@ func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 	}
 	return out, changed
 }
+
+// event returns the event with the given seq, which must be in l, as it is
+// persisted: its data without secrets and, like its message, without what
+// JSON cannot hold. It shares with the log what it does not change.
+func (s *sanitizer) event(l *eventLog, seq int64) Event {
+	r := l.rec(seq)
+	e := Event{Seq: seq, Type: r.typ, CreatedAt: r.at, First: r.first, Last: r.last}
+	s.root(segment{key: "log.events", index: int(seq - 1), isIndex: true})
+	if !encodableTime(r.at) {
+		s.drop("created_at")
+		e.CreatedAt = time.Time{}
+	}
+	if r.data != nil {
+		s.push(segment{key: "data"})
+		e.Data, _ = s.redacted(r.data, isSecretName)
+		s.pop()
+	}
+	if r.typ.IsSurface() {
+		s.push(segment{key: "message"})
+		e.Message = s.message(&l.msg(r.mi).msg)
+		s.pop()
+	}
+	return e
+}
+
+// deps returns the deps as they are persisted: without secrets and without
+// what JSON cannot hold; an empty map for none.
+func (s *sanitizer) deps(deps map[string]any) map[string]any {
+	s.root(segment{key: "deps"})
+	out, _ := s.redacted(deps, isSecretKey)
+	if out == nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// redacted is top with the keys that redact names dropped, at any depth.
+func (s *sanitizer) redacted(m map[string]any, redact func(key string) bool) (map[string]any, bool) {
+	s.redact = redact
+	defer func() { s.redact = nil }()
+	return s.top(m)
+}
+
+// toolCalls returns the context's tool calls as they are persisted: a copy
+// only when one of them changes, and an empty list for none.
+func (s *sanitizer) toolCalls(calls []ToolCall) []ToolCall {
+	out := calls
+	if out == nil {
+		out = []ToolCall{}
+	}
+	for i := range calls {
+		s.root(segment{key: "tool_calls", index: i, isIndex: true})
+		if tc, changed := s.toolCall(&calls[i]); changed {
+			if &out[0] == &calls[0] {
+				out = slices.Clone(calls)
+			}
+			out[i] = tc
+		}
+	}
+	return out
+}
+
+// startedAt returns t in UTC as it is persisted, or nil for a zero time or
+// one JSON cannot hold.
+func (s *sanitizer) startedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	if !encodableTime(t) {
+		s.root(segment{key: "started_at"})
+		s.drop("")
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // FormatVersion is the version of the JSON format [Context.Serialize]
@@ -12,25 +14,25 @@ import (
 // library before it persisted the event log. FORMAT.md specifies both.
 const FormatVersion = 2
 
-// The shape of the format, as written: writeWire writes these fields in this
-// order, each as encoding/json would. Events use the one encoding of an
-// [Event]; messages that of a [Message].
-type wireContext struct {
-	Version       int        `json:"version"`
-	Messages      []*Message `json:"messages"`
-	ToolCalls     []ToolCall `json:"tool_calls"`
-	SystemPrompt  string     `json:"system_prompt"`
-	Deps          any        `json:"deps"`
-	Usage         Usage      `json:"usage"`
-	NeedsResponse bool       `json:"needs_response"`
-	Iteration     int        `json:"iteration"`
-	MaxIterations int        `json:"max_iterations"`
-	StartedAt     *time.Time `json:"started_at"`
-	AgentName     string     `json:"agent_name"`
-	Log           wireLog    `json:"log"`
+// document is the format as written: writeDocument writes these fields in
+// this order, each as encoding/json would (a test checks). Events use the one
+// encoding of an [Event]; messages that of a [Message].
+type document struct {
+	Version       int            `json:"version"`
+	Messages      []*Message     `json:"messages"`
+	ToolCalls     []ToolCall     `json:"tool_calls"`
+	SystemPrompt  string         `json:"system_prompt"`
+	Deps          map[string]any `json:"deps"`
+	Usage         Usage          `json:"usage"`
+	NeedsResponse bool           `json:"needs_response"`
+	Iteration     int            `json:"iteration"`
+	MaxIterations int            `json:"max_iterations"`
+	StartedAt     *time.Time     `json:"started_at"`
+	AgentName     string         `json:"agent_name"`
+	Log           documentLog    `json:"log"`
 }
 
-type wireLog struct {
+type documentLog struct {
 	ID       string  `json:"id"`
 	ParentID string  `json:"parent_id,omitzero"`
 	ForkSeq  *int64  `json:"fork_seq,omitzero"`
@@ -59,131 +61,132 @@ type wireLog struct {
 // Serialize reads the log in place, copying no message; its cost is that of
 // encoding the events and the view.
 func (c *Context) Serialize() ([]byte, error) {
-	w, size := c.wire()
+	c.ready()
+	var s sanitizer
+	d := c.document(&s)
+	c.warnDropped(&s)
 	var buf bytes.Buffer
-	buf.Grow(size)
-	if err := writeWire(&buf, &w); err != nil {
-		// Every value was checked by wire; this is a bug, not bad input.
+	buf.Grow(d.size())
+	if err := writeDocument(&buf, &d); err != nil {
+		// Every value was sanitized; this is a bug, not bad input.
 		return nil, fmt.Errorf("nous: serialize: %w", err)
 	}
 	return buf.Bytes(), nil
 }
 
-// wire returns what Serialize writes, sanitized, and an estimate of its size
-// in bytes. It warns of what it dropped.
-func (c *Context) wire() (wireContext, int) {
-	c.ready()
-	s := sanitizer{}
-	w := wireContext{
+// document returns what Serialize writes, sanitized by s. It shares with
+// the context every value s did not change.
+func (c *Context) document(s *sanitizer) document {
+	d := document{
 		Version:       FormatVersion,
+		ToolCalls:     s.toolCalls(c.ToolCalls),
 		SystemPrompt:  c.SystemPrompt,
+		Deps:          s.deps(c.Deps),
 		Usage:         c.Usage,
 		NeedsResponse: c.NeedsResponse,
 		Iteration:     c.Iteration,
 		MaxIterations: c.MaxIterations,
+		StartedAt:     s.startedAt(c.StartedAt),
 		AgentName:     c.AgentName,
-		Log:           wireLog{ID: c.log.id.String()},
+		Log:           documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())},
 	}
-	if parent, seq, ok := c.log.Parent(); ok {
-		w.Log.ParentID, w.Log.ForkSeq = parent.String(), &seq
+	if c.log.parent != uuid.Nil {
+		d.Log.ParentID, d.Log.ForkSeq = c.log.parent.String(), &c.log.forkSeq
 	}
-
-	// size estimates the output, so that the buffer is allocated once: the
-	// events, their messages and the view's messages (the same messages
-	// again) as jsonSize and anySize count them, and the deps.
-	size := 512
-	events := make([]Event, 0, c.log.recs.len())
-	for i, r := range c.log.recs.all {
-		seq := i + 1
-		var m *Message
-		if r.typ.IsSurface() {
-			m = &c.log.msg(r.mi).msg
-		}
-		size += 96
-		s.root(segment{key: "log.events", index: int(i), isIndex: true})
-		e := Event{Seq: seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last}
-		if !encodableTime(r.at) {
-			s.drop("created_at")
-			e.CreatedAt = time.Time{}
-		}
-		if r.data != nil {
-			s.redact = isSecretName
-			s.push(segment{key: "data"})
-			e.Data, _ = s.top(r.data)
-			s.pop()
-			s.redact = nil
-			size += anySize(e.Data)
-		}
-		if m != nil {
-			s.push(segment{key: "message"})
-			e.Message = s.message(m)
-			s.pop()
-			size += jsonSize(e.Message)
-		}
-		events = append(events, e)
+	for i := range d.Log.Events {
+		d.Log.Events[i] = s.event(&c.log, int64(i+1))
 	}
-	w.Log.Events = events
-
-	w.Messages = make([]*Message, len(c.view))
+	// The view's messages are its events' messages, sanitized once.
+	d.Messages = make([]*Message, len(c.view))
 	for i, mi := range c.view {
-		w.Messages[i] = events[c.log.msg(mi).seq-1].Message
-		size += jsonSize(w.Messages[i])
+		d.Messages[i] = d.Log.Events[c.log.msg(mi).seq-1].Message
 	}
-
-	w.ToolCalls = c.ToolCalls
-	if w.ToolCalls == nil {
-		w.ToolCalls = []ToolCall{}
-	}
-	for i := range c.ToolCalls {
-		s.root(segment{key: "tool_calls", index: i, isIndex: true})
-		if tc, changed := s.toolCall(&c.ToolCalls[i]); changed {
-			if &w.ToolCalls[0] == &c.ToolCalls[0] {
-				w.ToolCalls = slices.Clone(c.ToolCalls)
-			}
-			w.ToolCalls[i] = tc
-		}
-	}
-
-	s.root(segment{key: "deps"})
-	s.redact = isSecretKey
-	deps, _ := s.top(c.Deps)
-	s.redact = nil
-	size += anySize(deps)
-	if deps == nil {
-		w.Deps = map[string]any{}
-	} else {
-		w.Deps = deps
-	}
-
-	if !c.StartedAt.IsZero() {
-		if encodableTime(c.StartedAt) {
-			t := c.StartedAt.UTC()
-			w.StartedAt = &t
-		} else {
-			s.root(segment{key: "started_at"})
-			s.drop("")
-		}
-	}
-
-	if len(s.dropped) > 0 {
-		slices.Sort(s.dropped)
-		c.logger().Warn("nous: serialize dropped values JSON cannot hold", "keys", s.dropped)
-	}
-	return w, size
+	return d
 }
 
-// jsonSize estimates the size of the JSON encoding of m, sanitized. Text
-// gets a sixteenth more for escapes; text full of control characters, each
-// escaped in six bytes, may still outgrow it.
-func jsonSize(m *Message) int {
+// warnDropped warns, on the context's logger, of the values s dropped.
+func (c *Context) warnDropped(s *sanitizer) {
+	if len(s.dropped) > 0 {
+		slices.Sort(s.dropped)
+		c.logger().Warn("nous: dropped values JSON cannot hold", "keys", s.dropped)
+	}
+}
+
+// AppendEventJSON appends to dst the persisted form of the event with the
+// given seq, and returns the extended buffer: its JSON exactly as
+// [Context.Serialize] writes it in the log's events, by the same rules.
+// Secrets in the event's data are dropped, and so are values JSON cannot
+// hold, with a warning on the context's logger naming them. A store, or
+// anything else that keeps events one by one, writes them with it: the
+// [Event]'s own JSON encoding writes whatever the event holds, secrets
+// included, and fails on a value such as a function.
+//
+// A seq that is not in the log is an error wrapping [ErrOutOfRange], and dst
+// is returned unchanged.
+func (c *Context) AppendEventJSON(dst []byte, seq int64) ([]byte, error) {
+	if seq < 1 || seq > c.log.len() {
+		return dst, fmt.Errorf("nous: event %d of a log of %d: %w", seq, c.log.len(), ErrOutOfRange)
+	}
+	var s sanitizer
+	e := s.event(&c.log, seq)
+	c.warnDropped(&s)
+	buf := bytes.NewBuffer(dst)
+	jw := newJSONWriter(buf)
+	jw.event(&e)
+	if jw.err != nil {
+		return dst, fmt.Errorf("nous: event %d: %w", seq, jw.err) // a bug, as in Serialize
+	}
+	return buf.Bytes(), nil
+}
+
+// size estimates the length of d's encoding, so that Serialize allocates
+// its buffer once.
+func (d *document) size() int {
+	n := 512 + anySize(d.Deps)
+	for i := range d.ToolCalls {
+		n += toolCallSize(&d.ToolCalls[i])
+	}
+	for _, m := range d.Messages {
+		n += messageSize(m)
+	}
+	for i := range d.Log.Events {
+		n += eventSize(&d.Log.Events[i])
+	}
+	return n
+}
+
+// eventSize, messageSize, partSize and toolCallSize estimate the length of
+// the JSON encoding of their value, sanitized. Text gets a sixteenth more
+// for escapes; text full of control characters, each escaped in six bytes,
+// may still outgrow it.
+func eventSize(e *Event) int {
+	n := 96 + len(e.Type) + anySize(e.Data)
+	if e.Message != nil {
+		n += messageSize(e.Message)
+	}
+	return n
+}
+
+func messageSize(m *Message) int {
 	n := 96 + len(m.Role) + len(m.Content) + len(m.ReasoningContent) + len(m.ToolCallID) + len(m.Name)
+	n += n / 16
 	for i := range m.Parts {
-		n += 40 + len(m.Parts[i].Type) + len(m.Parts[i].Content) + anySize(m.Parts[i].Options)
+		n += partSize(&m.Parts[i])
 	}
 	for i := range m.ToolCalls {
-		n += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments) + anySize(m.ToolCalls[i].Metadata)
+		n += toolCallSize(&m.ToolCalls[i])
 	}
-	return n + n/16 + anySize(m.Metadata)
+	return n + anySize(m.Metadata)
+}
+
+func partSize(p *ContentPart) int {
+	n := 40 + len(p.Type) + len(p.Content)
+	return n + n/16 + anySize(p.Options)
+}
+
+func toolCallSize(tc *ToolCall) int {
+	n := 48 + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+	return n + n/16 + anySize(tc.Metadata)
 }
 
 // anySize estimates the size of the JSON encoding of v, a value of a
@@ -210,11 +213,11 @@ func anySize(v any) int {
 	return 24
 }
 
-// writeWire writes w as json.Marshal would, but one message and one event at
+// writeDocument writes d as json.Marshal would, but one message and one event at
 // a time: encoding the whole document at once would build it in a buffer of
 // the encoder's that grows by doubling and is then copied, twice the memory
 // of the output for a long log. A test checks the bytes are the same.
-func writeWire(buf *bytes.Buffer, w *wireContext) error {
+func writeDocument(buf *bytes.Buffer, w *document) error {
 	jw := newJSONWriter(buf)
 	buf.WriteString(`{"version":`)
 	jw.int(int64(w.Version))

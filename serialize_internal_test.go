@@ -250,9 +250,9 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 }
 
-// writeWire streams the document one value at a time; it must write exactly
-// what encoding/json writes for the whole wireContext.
-func TestWriteWireMatchesEncodingJSON(t *testing.T) {
+// writeDocument streams the document one value at a time; it must write
+// exactly what encoding/json writes for the whole document.
+func TestWriteDocumentMatchesEncodingJSON(t *testing.T) {
 	base := NewContext(WithSystemPrompt("s <&>"), WithDeps(map[string]any{"k": []any{1, "two"}}))
 	for i := range 40 {
 		if err := base.AddMessage(UserMessage(fmt.Sprint("q ", i))); err != nil {
@@ -270,9 +270,10 @@ func TestWriteWireMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]*Context{"zero": {}, "new": NewContext(), "base": base, "fork": fork} {
-		w, _ := c.wire()
+		c.ready()
+		w := c.document(new(sanitizer))
 		var streamed, whole bytes.Buffer
-		if err := writeWire(&streamed, &w); err != nil {
+		if err := writeDocument(&streamed, &w); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		enc := json.NewEncoder(&whole)
@@ -281,7 +282,7 @@ func TestWriteWireMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := bytes.TrimSuffix(whole.Bytes(), []byte("\n")); !bytes.Equal(streamed.Bytes(), want) {
-			t.Errorf("%s: writeWire wrote\n%s\nencoding/json writes\n%s", name, streamed.Bytes(), want)
+			t.Errorf("%s: writeDocument wrote\n%s\nencoding/json writes\n%s", name, streamed.Bytes(), want)
 		}
 	}
 }
@@ -302,7 +303,7 @@ func TestIsSecretName(t *testing.T) {
 	}
 }
 
-// Serialize sizes its buffer from wire's estimate: an estimate below the
+// Serialize sizes its buffer from the document's estimate: an estimate below the
 // output makes the buffer grow, copying everything written so far, and one
 // far above it wastes memory. Maps are not counted, so these contexts have
 // none.
@@ -349,7 +350,9 @@ func TestSerializeSizeEstimate(t *testing.T) {
 		}
 	}
 	for name, c := range map[string]*Context{"one message": short, "plain": conversation(2000), "replaced": replaced, "empty": NewContext(), "maps": maps} {
-		_, size := c.wire()
+		c.ready()
+		d := c.document(new(sanitizer))
+		size := d.size()
 		out, err := c.Serialize()
 		if err != nil {
 			t.Fatal(err)

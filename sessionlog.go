@@ -3,96 +3,12 @@ package nous
 import (
 	"fmt"
 	"iter"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/nous-go/nous/internal/jsonx"
 )
-
-// The log stores events in chunks of chunkSize: the full ones, which are
-// never written again, and the partly filled tail. A fork shares both with
-// its parent, clipped, so that neither can see what the other appends; the
-// fork copies the tail (at most one chunk) when it first appends.
-const (
-	chunkBits = 9
-	chunkSize = 1 << chunkBits
-)
-
-// chunks is an append-only sequence of values stored in chunks of chunkSize,
-// so that appending never copies what is already stored, and a copy of it
-// clipped by clip shares everything with it.
-type chunks[T any] struct {
-	full [][]T // full chunks, each of chunkSize values
-	tail []T   // the last chunk, not full
-}
-
-// len returns the number of values stored.
-func (c *chunks[T]) len() int64 { return int64(len(c.full))<<chunkBits + int64(len(c.tail)) }
-
-// at returns the value at index i, 0 <= i < len.
-func (c *chunks[T]) at(i int64) *T {
-	if ci := int(i >> chunkBits); ci < len(c.full) {
-		return &c.full[ci][i&(chunkSize-1)]
-	}
-	return &c.tail[i&(chunkSize-1)]
-}
-
-// chunk returns the chunk that holds index i, 0 <= i < len.
-func (c *chunks[T]) chunk(i int64) []T {
-	if ci := int(i >> chunkBits); ci < len(c.full) {
-		return c.full[ci]
-	}
-	return c.tail
-}
-
-// push appends *v and returns its index.
-func (c *chunks[T]) push(v *T) int64 {
-	if len(c.tail) == chunkSize {
-		c.full = append(c.full, c.tail)
-		c.tail = nil
-	}
-	if len(c.tail) == cap(c.tail) {
-		// The first chunk grows by doubling, so that a short log stays
-		// small; a fork's tail, clipped, is copied before it is written.
-		n := chunkSize
-		if len(c.full) == 0 {
-			n = min(max(2*cap(c.tail), 8), chunkSize)
-		}
-		grown := make([]T, len(c.tail), n)
-		copy(grown, c.tail)
-		c.tail = grown
-	}
-	c.tail = append(c.tail, *v)
-	return c.len() - 1
-}
-
-// clip returns a copy of c that shares every value stored and that appends
-// to either cannot write where the other reads.
-func (c *chunks[T]) clip() chunks[T] {
-	return chunks[T]{full: slices.Clip(c.full), tail: slices.Clip(c.tail)}
-}
-
-// all calls yield with the index of every value and the value, in order,
-// until it returns false.
-func (c *chunks[T]) all(yield func(int64, *T) bool) {
-	var n int64
-	for _, chunk := range c.full {
-		for i := range chunk {
-			if !yield(n, &chunk[i]) {
-				return
-			}
-			n++
-		}
-	}
-	for i := range c.tail {
-		if !yield(n, &c.tail[i]) {
-			return
-		}
-		n++
-	}
-}
 
 // record is an event as the log stores it, without its message: a surface
 // event's message is stored apart, in the log's messages, so that walking
@@ -112,33 +28,10 @@ type stored struct {
 	seq int64
 }
 
-// event returns the event with the given seq, which must be in the log, as
-// an Event that shares nothing with the log.
-func (l *SessionLog) event(seq int64) Event {
-	r := l.rec(seq)
-	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
-	if r.typ.IsSurface() {
-		m := l.msgs.at(r.mi).msg.clone()
-		e.Message = &m
-	}
-	return e
-}
-
-// SessionLog is the append-only event log behind a [Context]. Every message
-// the context was given, every replacement and every bookkeeping event is in
-// it, in order, and nothing is ever removed; the message view is a fold of
-// it.
-//
-// A SessionLog has an ID, a UUID v7 made when its context was created, and
-// each event a Seq, 1, 2, 3, ...: the pair (ID, Seq) names an event anywhere,
-// in a database as well as in memory. A log made by [Context.Clone] is a fork:
-// it has its own ID and remembers its parent's ID and the seq it forked at.
-//
-// Only its [Context] appends to a log; the methods here read it, and nothing
-// they return aliases it. [Context.Log] returns a live handle on the log;
-// [SessionLog.Snapshot] a frozen copy that may be read on any goroutine.
-type SessionLog struct {
-	live    *SessionLog // for a handle from Context.Log: the log it reads
+// eventLog is the storage of a session log: its identity and its events,
+// appended by its [Context] and never changed in place. A [SessionLog] is a
+// read-only handle on one.
+type eventLog struct {
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
@@ -146,64 +39,103 @@ type SessionLog struct {
 	msgs    chunks[stored] // the surface events' messages, in append order
 }
 
-// src returns the log l reads: its context's for a handle, l itself
-// otherwise.
-func (l *SessionLog) src() *SessionLog {
-	if l != nil && l.live != nil {
-		return l.live
+// emptyLog is what a nil or zero [SessionLog] reads: no events, no ID. It
+// is never written.
+var emptyLog eventLog
+
+// len returns the number of events, which is also the seq of the last one.
+func (l *eventLog) len() int64 { return l.recs.len() }
+
+// rec returns the record with the given seq, which must be in the log. The
+// record must not be modified.
+func (l *eventLog) rec(seq int64) *record { return l.recs.at(seq - 1) }
+
+// msg returns the message at index mi of the log's messages, an entry of a
+// view. It must not be modified.
+func (l *eventLog) msg(mi int64) *stored { return l.msgs.at(mi) }
+
+// event returns the event with the given seq, which must be in the log, as
+// an Event that shares nothing with the log.
+func (l *eventLog) event(seq int64) Event {
+	r := l.rec(seq)
+	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
+	if r.typ.IsSurface() {
+		m := l.msg(r.mi).msg.clone()
+		e.Message = &m
 	}
-	return l
+	return e
 }
 
-// Snapshot returns a copy of the log as it is now, which later appends do
+// push appends r, a bookkeeping event, and returns its seq.
+func (l *eventLog) push(r *record) int64 { return l.recs.push(r) + 1 }
+
+// pushMessage appends r, a surface event, with its message *m, stored with
+// its seq, and returns the index of the message in the log's messages: the
+// entry the event adds to a view. m must not be used elsewhere afterwards.
+func (l *eventLog) pushMessage(r *record, m *Message) int64 {
+	r.mi = l.msgs.push(&stored{msg: *m, seq: l.len() + 1})
+	l.push(r)
+	return r.mi
+}
+
+// SessionLog is a read-only handle on the append-only event log behind a
+// [Context]. Every message the context was given, every replacement and
+// every bookkeeping event is in the log, in order, and nothing is ever
+// removed; the message view is a fold of it.
+//
+// A log has an ID, a UUID v7 made when its context was created, and each
+// event a Seq, 1, 2, 3, ...: the pair (ID, Seq) names an event anywhere, in a
+// database as well as in memory. A log made by [Context.Clone] is a fork: it
+// has its own ID and remembers its parent's ID and the seq it forked at.
+//
+// [Context.Log] returns a live handle, which sees the events the context
+// appends later; [SessionLog.Snapshot] a frozen one that may be read on any
+// goroutine. Nothing a SessionLog returns aliases the log, and nothing done
+// to a handle changes its context. A nil or zero SessionLog reads as an
+// empty log.
+type SessionLog struct {
+	l *eventLog
+}
+
+// log returns the storage h reads.
+func (h *SessionLog) log() *eventLog {
+	if h == nil || h.l == nil {
+		return &emptyLog
+	}
+	return h.l
+}
+
+// Snapshot returns a handle on the log as it is now, which later appends do
 // not change. It shares the events instead of copying them, so it costs the
 // same for any length of log; and because the context only ever writes past
 // what a snapshot sees, a snapshot may be read on another goroutine, by a
 // store say, while the context's owner goes on.
-func (l *SessionLog) Snapshot() *SessionLog {
-	if l = l.src(); l == nil {
-		return nil
-	}
-	return l.snapshot()
-}
+func (h *SessionLog) Snapshot() *SessionLog { return &SessionLog{l: h.log().snapshot()} }
 
 // newLogID returns a new UUID v7. NewV7 fails only when crypto/rand does,
 // which since Go 1.24 crashes the program instead of returning an error.
 func newLogID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
-// ID returns the log's ID. It is uuid.Nil only for the log of a zero
-// [Context] that has not been used yet.
-func (l *SessionLog) ID() uuid.UUID {
-	if l = l.src(); l == nil {
-		return uuid.Nil
-	}
-	return l.id
-}
+// ID returns the log's ID. It is uuid.Nil only for an empty handle.
+func (h *SessionLog) ID() uuid.UUID { return h.log().id }
 
 // Parent returns, for a fork, the ID of the log it was forked from and the
 // seq of the last event they share, with ok true. For a log that is not a
 // fork it returns ok false.
-func (l *SessionLog) Parent() (id uuid.UUID, seq int64, ok bool) {
-	if l = l.src(); l == nil || l.parent == uuid.Nil {
-		return uuid.Nil, 0, false
-	}
-	return l.parent, l.forkSeq, true
+func (h *SessionLog) Parent() (id uuid.UUID, seq int64, ok bool) {
+	l := h.log()
+	return l.parent, l.forkSeq, l.parent != uuid.Nil
 }
 
 // Len returns the number of events in the log, which is also the seq of the
 // last one.
-func (l *SessionLog) Len() int {
-	if l = l.src(); l == nil {
-		return 0
-	}
-	return int(l.recs.len())
-}
+func (h *SessionLog) Len() int { return int(h.log().len()) }
 
 // Events returns every event in append order. The slice, the events' maps
 // and their messages are a copy the caller owns.
-func (l *SessionLog) Events() []Event {
-	out := make([]Event, 0, l.Len())
-	for e := range l.All() {
+func (h *SessionLog) Events() []Event {
+	out := make([]Event, 0, h.Len())
+	for e := range h.All() {
 		out = append(out, e)
 	}
 	return out
@@ -211,15 +143,16 @@ func (l *SessionLog) Events() []Event {
 
 // All returns an iterator over the events in append order. Each event is a
 // copy the caller owns.
-func (l *SessionLog) All() iter.Seq[Event] { return l.Since(0) }
+func (h *SessionLog) All() iter.Seq[Event] { return h.Since(0) }
 
 // Since returns an iterator over the events after seq, in append order, each
 // a copy the caller owns. A store that has saved events up to seq appends
-// the rest with it; it costs the events it yields, not the whole log.
-func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
+// the rest with it; it costs the events it yields, not the whole log. A live
+// handle's iteration sees the events appended before each step.
+func (h *SessionLog) Since(seq int64) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
-		l := l.src()
-		for s := max(seq, 0); s < int64(l.Len()); s++ {
+		l := h.log()
+		for s := max(seq, 0); s < l.len(); s++ { // s+1, not s, may overflow
 			if !yield(l.event(s + 1)) {
 				return
 			}
@@ -229,40 +162,20 @@ func (l *SessionLog) Since(seq int64) iter.Seq[Event] {
 
 // Event returns the event with the given seq, a copy the caller owns, and
 // false when there is none.
-func (l *SessionLog) Event(seq int64) (Event, bool) {
-	l = l.src()
-	if seq < 1 || seq > int64(l.Len()) {
+func (h *SessionLog) Event(seq int64) (Event, bool) {
+	l := h.log()
+	if seq < 1 || seq > l.len() {
 		return Event{}, false
 	}
 	return l.event(seq), true
-}
-
-// rec returns the record with the given seq, which must be in the log. The
-// record must not be modified.
-func (l *SessionLog) rec(seq int64) *record { return l.recs.at(seq - 1) }
-
-// msg returns the message at index mi of the log's messages, an entry of a
-// view. It must not be modified.
-func (l *SessionLog) msg(mi int64) *stored { return l.msgs.at(mi) }
-
-// push appends r, a bookkeeping event, and returns its seq.
-func (l *SessionLog) push(r *record) int64 { return l.recs.push(r) + 1 }
-
-// pushMessage appends r, a surface event, with its message *m, stored with
-// its seq, and returns the index of the message in the log's messages: the entry
-// the event adds to a view. m must not be used elsewhere afterwards.
-func (l *SessionLog) pushMessage(r *record, m *Message) int64 {
-	r.mi = l.msgs.push(&stored{msg: *m, seq: l.recs.len() + 1})
-	l.push(r)
-	return r.mi
 }
 
 // fork returns a log that shares every event of l and appends on its own.
 // It costs the same for any length of log: the chunks are shared, not
 // copied, and clipped so that an append on either side cannot write where
 // the other would read.
-func (l *SessionLog) fork() SessionLog {
-	return SessionLog{
+func (l *eventLog) fork() eventLog {
+	return eventLog{
 		id: newLogID(), parent: l.id, forkSeq: l.recs.len(),
 		recs: l.recs.clip(), msgs: l.msgs.clip(),
 	}
@@ -270,7 +183,7 @@ func (l *SessionLog) fork() SessionLog {
 
 // snapshot returns a copy of l that sees the events l has now and none it
 // appends later; l's appends write only past what the copy can see.
-func (l *SessionLog) snapshot() *SessionLog {
+func (l *eventLog) snapshot() *eventLog {
 	s := *l
 	s.recs, s.msgs = l.recs.clip(), l.msgs.clip()
 	return &s
@@ -286,8 +199,8 @@ func (l *SessionLog) snapshot() *SessionLog {
 // there to the entry produced by Last, by position. Bookkeeping events change
 // nothing. The view is kept as a linked list over seqs while folding, so a
 // log with many replacements folds in time linear in its length.
-func (l *SessionLog) fold() ([]int64, error) {
-	n := l.recs.len()
+func (l *eventLog) fold() ([]int64, error) {
+	n := l.len()
 	next := make([]int64, n+1) // next[0] is the head, prev[0] the tail
 	prev := make([]int64, n+1)
 	alive := make([]bool, n+1)
@@ -338,18 +251,18 @@ func (l *SessionLog) fold() ([]int64, error) {
 //
 // With owned true, the caller gives the events' maps and messages to the log
 // (a decoder that made them), and they are not copied.
-func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool) (SessionLog, []int64, error) {
-	l := SessionLog{id: id, parent: parent, forkSeq: forkSeq}
+func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool) (eventLog, []int64, error) {
+	l := eventLog{id: id, parent: parent, forkSeq: forkSeq}
 	if forkSeq < 0 || forkSeq > int64(len(events)) || (parent == uuid.Nil && forkSeq != 0) {
-		return SessionLog{}, nil, fmt.Errorf("fork_seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
+		return eventLog{}, nil, fmt.Errorf("fork_seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
 	}
 	for i := range events {
 		e := &events[i]
 		if want := int64(i + 1); e.Seq != want {
-			return SessionLog{}, nil, fmt.Errorf("events[%d]: seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
+			return eventLog{}, nil, fmt.Errorf("events[%d]: seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
 		}
 		if err := e.check(); err != nil {
-			return SessionLog{}, nil, fmt.Errorf("events[%d]: %w", i, err)
+			return eventLog{}, nil, fmt.Errorf("events[%d]: %w", i, err)
 		}
 		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last}
 		if !owned {
@@ -367,7 +280,7 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool)
 	}
 	view, err := l.fold()
 	if err != nil {
-		return SessionLog{}, nil, err
+		return eventLog{}, nil, err
 	}
 	return l, view, nil
 }
