@@ -84,8 +84,8 @@ type Context struct {
 	lists map[string][]any
 
 	log        eventLog
-	view       []int64    // the view's messages: indices in log.msgs
-	viewShared bool       // view's backing array is shared with a clone: copy before writing in place
+	view       []int64 // the view's messages: indices in log.msgs
+	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
 
 	overlay  string
 	lead     Message  // the first message as read, when the overlay changes it
