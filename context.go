@@ -90,11 +90,6 @@ type Context struct {
 	overlay  string
 	lead     Message  // the first message as read, when the overlay changes it
 	leadMode leadMode // how the overlay shows in the view
-
-	// skipped is set only while NewContext applies its options: it collects
-	// WithMessages' invalid messages, warned of at the end, on the logger of
-	// a WithLogger wherever it comes among the options.
-	skipped *[]skippedMessage
 }
 
 type leadMode uint8
@@ -104,122 +99,6 @@ const (
 	leadOverlaid                  // lead is view[0] with the overlay appended
 	leadSynthetic                 // lead is a system message put before view[0]
 )
-
-// Option configures a [Context] made by [NewContext] or [FromRunContext].
-type Option func(*Context)
-
-// WithSystemPrompt sets the system prompt.
-func WithSystemPrompt(s string) Option { return func(c *Context) { c.SystemPrompt = s } }
-
-// WithDeps sets the deps to a deep copy of deps.
-func WithDeps(deps map[string]any) Option {
-	return func(c *Context) {
-		c.Deps = jsonx.CloneMap(deps)
-		if c.Deps == nil {
-			c.Deps = map[string]any{}
-		}
-	}
-}
-
-// WithMaxIterations sets the iteration limit; the default is 10.
-func WithMaxIterations(n int) Option { return func(c *Context) { c.MaxIterations = n } }
-
-// WithIteration sets the iteration counter, for a run that resumes.
-func WithIteration(n int) Option { return func(c *Context) { c.Iteration = n } }
-
-// WithMessages adds msgs, in order, as [Context.AddMessages] would. An
-// invalid message cannot be reported by an option: it is skipped with a
-// warning on the context's logger, the one set by a WithLogger anywhere
-// among the options, or slog's default. Use AddMessages to get the error.
-func WithMessages(msgs ...Message) Option {
-	return func(c *Context) {
-		for i, m := range msgs {
-			if err := m.Validate(); err != nil {
-				if c.skipped != nil { // NewContext warns once every option is applied
-					*c.skipped = append(*c.skipped, skippedMessage{i, err})
-				} else {
-					c.warnSkipped(skippedMessage{i, err})
-				}
-				continue
-			}
-			c.appendMessage(m, "")
-		}
-	}
-}
-
-// skippedMessage is an invalid message WithMessages skipped: its index and
-// why.
-type skippedMessage struct {
-	index int
-	err   error
-}
-
-// warnSkipped warns of messages WithMessages skipped.
-func (c *Context) warnSkipped(skipped ...skippedMessage) {
-	for _, s := range skipped {
-		c.logger().Warn("nous: WithMessages skipped an invalid message", "index", s.index, "err", s.err)
-	}
-}
-
-// WithUsage sets the usage so far.
-func WithUsage(u Usage) Option { return func(c *Context) { c.Usage = u } }
-
-// WithAgentName sets the agent's name, for logs and telemetry.
-func WithAgentName(name string) Option { return func(c *Context) { c.AgentName = name } }
-
-// WithCancellationCheck sets the function that says when the run must stop.
-func WithCancellationCheck(f func() error) Option {
-	return func(c *Context) { c.CancellationCheck = f }
-}
-
-// WithStream sets whether the runner streams responses.
-func WithStream(on bool) Option { return func(c *Context) { c.Stream = on } }
-
-// WithCallbacks sets the run's callbacks, by event name. The map is copied.
-func WithCallbacks(cbs map[string]Callback) Option {
-	return func(c *Context) { c.Callbacks = maps.Clone(cbs) }
-}
-
-// WithNotify sets the function that receives every event of the run.
-func WithNotify(f Callback) Option { return func(c *Context) { c.Notify = f } }
-
-// WithApprovalHandler sets the function that decides on tool calls that
-// require approval.
-func WithApprovalHandler(h ApprovalHandler) Option {
-	return func(c *Context) { c.ApprovalHandler = h }
-}
-
-// WithLogger sets the logger that receives the package's warnings.
-func WithLogger(l *slog.Logger) Option { return func(c *Context) { c.Logger = l } }
-
-// NewContext returns a context with no messages, empty deps, zero usage,
-// NeedsResponse true, iteration 0, at most 10 iterations and StartedAt now,
-// in UTC, changed by opts in order. Its log has a new ID.
-func NewContext(opts ...Option) *Context {
-	c := &Context{
-		Deps:          map[string]any{},
-		NeedsResponse: true,
-		MaxIterations: 10,
-		StartedAt:     now(),
-		log:           eventLog{id: newLogID()},
-	}
-	var skipped []skippedMessage
-	c.skipped = &skipped
-	for _, opt := range opts {
-		if opt != nil {
-			opt(c)
-		}
-	}
-	c.skipped = nil
-	c.warnSkipped(skipped...)
-	return c
-}
-
-// FromRunContext returns a new context with a copy of rc's deps and its
-// usage, changed by opts.
-func FromRunContext(rc RunContext, opts ...Option) *Context {
-	return NewContext(append([]Option{WithDeps(rc.Deps), WithUsage(rc.Usage)}, opts...)...)
-}
 
 // MessageOption configures one call of [Context.AddMessage].
 type MessageOption func(*messageOptions)

@@ -194,6 +194,15 @@ func TestNewContextOptions(t *testing.T) {
 			assert.Contains(t, logs.String(), "skipped")
 			assert.Contains(t, logs.String(), "bogus")
 		}},
+		{"messages add up", []nous.Option{nous.WithMessages(mUser("u")), nous.WithMessages(mAssistant("a"))}, func(t *testing.T, c *nous.Context) {
+			assert.Equal(t, []string{"u", "a"}, viewTexts(c))
+		}},
+		{"needs response off", []nous.Option{nous.WithNeedsResponse(false)}, func(t *testing.T, c *nous.Context) {
+			assert.False(t, c.NeedsResponse)
+		}},
+		{"messages decide needs response after the option", []nous.Option{nous.WithMessages(mUser("u")), nous.WithNeedsResponse(false)}, func(t *testing.T, c *nous.Context) {
+			assert.True(t, c.NeedsResponse, "a user message is last")
+		}},
 		{"warned on a logger set after the messages", []nous.Option{nous.WithMessages(nous.Message{Role: "later"}), nous.WithLogger(logger)}, func(t *testing.T, c *nous.Context) {
 			assert.Equal(t, 0, c.Len())
 			assert.Contains(t, logs.String(), "later")
@@ -1266,31 +1275,4 @@ func TestOverlayOnEmptyViewCarriesStartedAt(t *testing.T) {
 	m, ok := c.LastMessage()
 	require.True(t, ok)
 	require.Equal(t, c.StartedAt, m.CreatedAt)
-}
-
-// Changing the context during a walk is documented as not allowed, but a
-// loop body that compacts ahead of the walk must not crash it: the walk sees
-// the replacement.
-func TestAllSurvivesReplaceAhead(t *testing.T) {
-	c := nous.NewContext()
-	for range 4 {
-		require.NoError(t, c.AddMessage(nous.Message{Role: nous.RoleUser, Content: "x"}))
-	}
-	var got []string
-	for i, m := range c.All() {
-		if i == 0 {
-			require.NoError(t, c.ReplaceMessage(2, nous.Message{Role: nous.RoleUser, Content: "new"}))
-		}
-		got = append(got, m.Content)
-	}
-	assert.Equal(t, []string{"x", "x", "new", "x"}, got)
-}
-
-// An Option applied to a context that exists already warns at once.
-func TestWithMessagesOnAnExistingContext(t *testing.T) {
-	var logs bytes.Buffer
-	c := nous.NewContext(nous.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	nous.WithMessages(mUser("u"), nous.Message{Role: "bogus"})(c)
-	assert.Equal(t, []string{"u"}, viewTexts(c))
-	assert.Contains(t, logs.String(), "bogus")
 }

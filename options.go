@@ -1,0 +1,134 @@
+package nous
+
+import (
+	"log/slog"
+	"maps"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// Option configures a [Context] made by [NewContext] or [FromRunContext].
+// Options set a configuration that NewContext applies once, after all of
+// them, so their order does not matter except between two options that set
+// the same thing, where the later wins (WithMessages adds up).
+type Option func(*options)
+
+// options is the configuration the options of one NewContext call set.
+type options struct {
+	systemPrompt      string
+	deps              map[string]any
+	usage             Usage
+	needsResponse     bool
+	iteration         int
+	maxIterations     int
+	agentName         string
+	messages          []Message
+	stream            bool
+	cancellationCheck func() error
+	callbacks         map[string]Callback
+	notify            Callback
+	approvalHandler   ApprovalHandler
+	logger            *slog.Logger
+}
+
+// WithSystemPrompt sets the system prompt.
+func WithSystemPrompt(s string) Option { return func(o *options) { o.systemPrompt = s } }
+
+// WithDeps sets the deps to a deep copy of deps.
+func WithDeps(deps map[string]any) Option { return func(o *options) { o.deps = deps } }
+
+// WithUsage sets the usage so far.
+func WithUsage(u Usage) Option { return func(o *options) { o.usage = u } }
+
+// WithNeedsResponse sets whether the model must be called again; the default
+// is true. Messages added by WithMessages set it as [Context.AddMessage]
+// does, after this option.
+func WithNeedsResponse(on bool) Option { return func(o *options) { o.needsResponse = on } }
+
+// WithIteration sets the iteration counter, for a run that resumes.
+func WithIteration(n int) Option { return func(o *options) { o.iteration = n } }
+
+// WithMaxIterations sets the iteration limit; the default is 10.
+func WithMaxIterations(n int) Option { return func(o *options) { o.maxIterations = n } }
+
+// WithAgentName sets the agent's name, for logs and telemetry.
+func WithAgentName(name string) Option { return func(o *options) { o.agentName = name } }
+
+// WithMessages adds msgs, in order, after those of any earlier WithMessages,
+// as [Context.AddMessages] would. An invalid message cannot be reported by
+// an option: it is skipped with a warning on the context's logger. Use
+// AddMessages to get the error.
+func WithMessages(msgs ...Message) Option {
+	return func(o *options) { o.messages = append(o.messages, msgs...) }
+}
+
+// WithStream sets whether the runner streams responses.
+func WithStream(on bool) Option { return func(o *options) { o.stream = on } }
+
+// WithCancellationCheck sets the function that says when the run must stop.
+func WithCancellationCheck(f func() error) Option {
+	return func(o *options) { o.cancellationCheck = f }
+}
+
+// WithCallbacks sets the run's callbacks, by event name. The map is copied.
+func WithCallbacks(cbs map[string]Callback) Option {
+	return func(o *options) { o.callbacks = cbs }
+}
+
+// WithNotify sets the function that receives every event of the run.
+func WithNotify(f Callback) Option { return func(o *options) { o.notify = f } }
+
+// WithApprovalHandler sets the function that decides on tool calls that
+// require approval.
+func WithApprovalHandler(h ApprovalHandler) Option {
+	return func(o *options) { o.approvalHandler = h }
+}
+
+// WithLogger sets the logger that receives the package's warnings.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// NewContext returns a context with no messages, empty deps, zero usage,
+// NeedsResponse true, iteration 0, at most 10 iterations and StartedAt now,
+// in UTC, changed by opts. Its log has a new ID.
+func NewContext(opts ...Option) *Context {
+	o := options{needsResponse: true, maxIterations: 10}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	c := &Context{
+		SystemPrompt:      o.systemPrompt,
+		Deps:              jsonx.CloneMap(o.deps),
+		Usage:             o.usage,
+		NeedsResponse:     o.needsResponse,
+		Iteration:         o.iteration,
+		MaxIterations:     o.maxIterations,
+		AgentName:         o.agentName,
+		StartedAt:         now(),
+		Stream:            o.stream,
+		CancellationCheck: o.cancellationCheck,
+		Callbacks:         maps.Clone(o.callbacks),
+		Notify:            o.notify,
+		ApprovalHandler:   o.approvalHandler,
+		Logger:            o.logger,
+		log:               eventLog{id: newLogID()},
+	}
+	if c.Deps == nil {
+		c.Deps = map[string]any{}
+	}
+	for i, m := range o.messages {
+		if err := m.Validate(); err != nil {
+			c.logger().Warn("nous: WithMessages skipped an invalid message", "index", i, "err", err)
+			continue
+		}
+		c.appendMessage(m, "")
+	}
+	return c
+}
+
+// FromRunContext returns a new context with a copy of rc's deps and its
+// usage, changed by opts.
+func FromRunContext(rc RunContext, opts ...Option) *Context {
+	return NewContext(append([]Option{WithDeps(rc.Deps), WithUsage(rc.Usage)}, opts...)...)
+}
