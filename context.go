@@ -489,11 +489,12 @@ func (c *Context) PatchDanglingToolCalls() int {
 }
 
 // ToRunContext returns the snapshot a tool receives: a deep copy of the deps
-// (every map and slice in them, at any depth) and the usage, changed by opts.
+// (every map and slice in them, at any depth), the usage and the logger,
+// changed by opts.
 // Neither the context nor the snapshot sees the other's later writes, so the
 // snapshot may be read on another goroutine while the owner goes on.
 func (c *Context) ToRunContext(opts ...RunContextOption) RunContext {
-	return newRunContext(c.Deps, c.Usage, opts)
+	return newRunContext(c.Deps, c.Usage, c.Logger, opts)
 }
 
 // Clone returns an independent copy of c: changing one never changes the

@@ -1,11 +1,7 @@
 package nous
 
 import (
-	"encoding/json"
 	"fmt"
-	"log/slog"
-	"maps"
-	"math"
 	"reflect"
 	"slices"
 
@@ -178,13 +174,14 @@ func (u ContextUpdate) LogEvents() []LoggedEvent {
 // returns the result; OpLogEvent operations are skipped. It is the one
 // definition of what each operation means.
 //
-// ToDeps never modifies initial or anything reachable from it: it copies the
-// maps and lists along the path it changes, and the result shares the rest
-// with initial. Beyond one copy of initial's top level, its cost is linear
-// in the number of operations plus the keys they touch: 2,000 appends to one
-// key copy the list once, not 2,000 times. ([ContextUpdate.Apply] does not
-// even copy the top level: it writes the changed keys in place.)
-// An append onto a value that is not a list fails with an error wrapping
+// ToDeps never modifies initial or anything reachable from it. The result is
+// a new map that shares the keys u does not change with initial; a key it
+// changes holds a value of its own: the first merge into a key copies the
+// maps at that key, the first append the list, and later operations on the
+// key write that copy, so 2,000 appends to one key copy the list once, not
+// 2,000 times. Lists in the result have no spare capacity. ([ContextUpdate.Apply]
+// does not even copy the top level: it writes the changed keys in place.) An
+// append onto a value that is not a list fails with an error wrapping
 // [ErrTypeMismatch] that names the key and the types.
 func (u ContextUpdate) ToDeps(initial map[string]any) (map[string]any, error) {
 	r, err := reduce(initial, nil, u.ops())
@@ -217,22 +214,36 @@ func (r *reducer) deps() map[string]any {
 	}
 	for k, c := range r.changed {
 		if !c.deleted {
-			out[k] = c.value
+			out[k] = clipped(c.value)
 		}
 	}
 	return out
 }
 
+// clipped returns v, a value a reduction made, without spare capacity when
+// it is a slice, so that two holders appending to it cannot write into each
+// other's elements.
+func clipped(v any) any {
+	if l, ok := v.([]any); ok {
+		return slices.Clip(l)
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Cap() > rv.Len() {
+		return rv.Slice3(0, rv.Len(), rv.Len()).Interface()
+	}
+	return v
+}
+
 // reducer applies operations over a base map it never writes: the keys they
 // change are kept apart, in changed, so that applying an update to a context
-// costs the keys it touches, not all of them. It remembers which maps and
-// lists it made itself: those it may change in place, everything else it
-// copies first.
+// costs the keys it touches, not all of them.
+//
+// Its one copy rule: a value in changed is this reduction's own (a set's copy
+// of its value, or the copy the first merge or append into the key made), so
+// later operations on the key write it in place; a value of base is copied
+// before it is written.
 type reducer struct {
 	base    map[string]any
 	changed map[string]change
-	owned   map[uintptr]bool // maps this reduction made, by address
-	lists   map[string]bool  // keys whose list this reduction made
 	spare   map[string][]any // lists the context made, with their spare capacity
 }
 
@@ -250,24 +261,26 @@ func (r *reducer) get(key string) (any, bool) {
 	return v, ok
 }
 
-func (r *reducer) put(key string, v any) {
+// owns reports whether the value at key is this reduction's own.
+func (r *reducer) owns(key string) bool {
+	_, ok := r.changed[key]
+	return ok
+}
+
+// put sets the change of key to c.
+func (r *reducer) put(key string, c change) {
 	if r.changed == nil {
 		r.changed = map[string]change{}
 	}
-	r.changed[key] = change{value: v}
+	r.changed[key] = c
 }
 
 func (r *reducer) apply(op Operation) error {
 	switch op.Kind {
 	case OpSet:
-		delete(r.lists, op.Key)
-		r.put(op.Key, jsonx.CloneValue(op.Value))
+		r.put(op.Key, change{value: jsonx.CloneValue(op.Value)})
 	case OpDelete:
-		delete(r.lists, op.Key)
-		if r.changed == nil {
-			r.changed = map[string]change{}
-		}
-		r.changed[op.Key] = change{deleted: true}
+		r.put(op.Key, change{deleted: true})
 	case OpMerge:
 		// The builders make only the operations they document; this and the
 		// default case below guard the reducer against a future one.
@@ -275,9 +288,16 @@ func (r *reducer) apply(op Operation) error {
 		if !ok && op.Value != nil {
 			return fmt.Errorf("merge value is %T, not a map[string]any: %w", op.Value, ErrTypeMismatch)
 		}
-		delete(r.lists, op.Key)
 		cur, _ := r.get(op.Key)
-		r.put(op.Key, r.merge(cur, m))
+		d, ok := cur.(map[string]any)
+		switch {
+		case !ok || d == nil:
+			d = map[string]any{}
+		case !r.owns(op.Key):
+			d = jsonx.CloneMap(d)
+		}
+		mergeInto(d, m)
+		r.put(op.Key, change{value: d})
 	case OpAppend:
 		return r.append(op.Key, op.Value)
 	case OpLogEvent:
@@ -287,40 +307,23 @@ func (r *reducer) apply(op Operation) error {
 	return nil
 }
 
-// merge returns dst with src deep merged into it, copying any map of dst it
-// has not made itself before writing to it.
-func (r *reducer) merge(dst any, src map[string]any) any {
-	d, ok := dst.(map[string]any)
-	if !ok || d == nil {
-		return r.own(jsonx.CloneMap(src))
-	}
-	if !r.owned[mapAddr(d)] {
-		d = r.own(maps.Clone(d))
-	}
+// mergeInto deep merges a copy of src into dst, which it writes in place,
+// nested maps included.
+func mergeInto(dst, src map[string]any) {
 	for k, v := range src {
 		if sv, ok := v.(map[string]any); ok {
-			if _, isMap := d[k].(map[string]any); isMap {
-				d[k] = r.merge(d[k], sv)
+			if dv, ok := dst[k].(map[string]any); ok {
+				if dv == nil { // a map all the same: merging makes it one of its own
+					dv = map[string]any{}
+					dst[k] = dv
+				}
+				mergeInto(dv, sv)
 				continue
 			}
 		}
-		d[k] = jsonx.CloneValue(v)
+		dst[k] = jsonx.CloneValue(v)
 	}
-	return d
 }
-
-func (r *reducer) own(m map[string]any) map[string]any {
-	if m == nil {
-		m = map[string]any{}
-	}
-	if r.owned == nil {
-		r.owned = map[uintptr]bool{}
-	}
-	r.owned[mapAddr(m)] = true
-	return m
-}
-
-func mapAddr(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
 
 // append adds item to the list at key. The first append to a list this
 // reduction did not make copies it, with room to grow; later ones append in
@@ -329,20 +332,18 @@ func (r *reducer) append(key string, item any) error {
 	cur, present := r.get(key)
 	item = jsonx.CloneValue(item)
 	if !present || cur == nil {
-		r.put(key, []any{item})
-		r.markList(key)
+		r.put(key, change{value: []any{item}})
 		return nil
 	}
 	if l, ok := cur.([]any); ok {
-		if !r.lists[key] {
+		if !r.owns(key) {
 			if sp := r.spare[key]; len(sp) == len(l) && len(l) > 0 && &sp[0] == &l[0] {
-				l = sp // the context's own list: its spare capacity is ours
+				l = sp // the context's own list, still in its deps: its spare capacity is ours
 			} else {
 				l = append(make([]any, 0, max(2*len(l), 4)), l...)
 			}
-			r.markList(key)
 		}
-		r.put(key, append(l, item))
+		r.put(key, change{value: append(l, item)})
 		return nil
 	}
 	v := reflect.ValueOf(cur)
@@ -361,21 +362,13 @@ func (r *reducer) append(key string, item any) error {
 	} else if !iv.Type().AssignableTo(elem) {
 		return fmt.Errorf("append %T onto %T: %w", item, cur, ErrTypeMismatch)
 	}
-	if !r.lists[key] {
+	if !r.owns(key) {
 		grown := reflect.MakeSlice(v.Type(), v.Len(), max(2*v.Len(), 4))
 		reflect.Copy(grown, v)
 		v = grown
-		r.markList(key)
 	}
-	r.put(key, reflect.Append(v, iv).Interface())
+	r.put(key, change{value: reflect.Append(v, iv).Interface()})
 	return nil
-}
-
-func (r *reducer) markList(key string) {
-	if r.lists == nil {
-		r.lists = map[string]bool{}
-	}
-	r.lists[key] = true
 }
 
 // Apply applies u to c: the deps operations first, in order, through
@@ -403,7 +396,7 @@ func (u ContextUpdate) Apply(c *Context) error {
 		switch l, isList := ch.value.([]any); {
 		case ch.deleted:
 			delete(c.Deps, k)
-		case isList && r.lists[k] && cap(l) > len(l):
+		case isList && cap(l) > len(l):
 			// A list this reduction made: the context keeps it with its
 			// spare capacity and shows it clipped, so that no one else can
 			// append into that capacity and the next Apply can.
@@ -413,7 +406,7 @@ func (u ContextUpdate) Apply(c *Context) error {
 			c.lists[k] = l
 			c.Deps[k] = slices.Clip(l)
 		default:
-			c.Deps[k] = ch.value
+			c.Deps[k] = clipped(ch.value)
 		}
 	}
 	for _, op := range ops {
@@ -428,13 +421,14 @@ func (u ContextUpdate) Apply(c *Context) error {
 }
 
 // ApplyToRunContext returns a copy of rc with u's deps operations applied
-// through [ContextUpdate.ToDeps]; rc is unchanged, and the copy shares no map
-// or slice with it. A run context has no log, so u's log events are dropped,
-// with one warning on slog's default logger naming the types lost. On error
-// it returns rc itself and the error.
+// through [ContextUpdate.ToDeps]; rc is unchanged. The copy shares no map or
+// slice with rc: its deps are reduced from a deep copy of rc's. A run
+// context has no log, so u's log events are dropped, with one warning on
+// rc.Logger (slog's default when nil) naming the types lost. On error it
+// returns rc itself and the error.
 func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 	ops := u.ops()
-	r, err := reduce(rc.Deps, nil, ops)
+	r, err := reduce(jsonx.CloneMap(rc.Deps), nil, ops)
 	if err != nil {
 		return rc, err
 	}
@@ -445,152 +439,13 @@ func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 		}
 	}
 	if len(lost) > 0 {
-		slog.Warn("nous: ContextUpdate.ApplyToRunContext dropped log events: a RunContext has no session log", "types", lost)
+		rc.logger().Warn("nous: ContextUpdate.ApplyToRunContext dropped log events: a RunContext has no session log", "types", lost)
 	}
 	rc.Deps = r.deps()
-	for k, v := range rc.Deps { // deps shares what it did not change with the input
-		rc.Deps[k] = jsonx.CloneValue(v)
-	}
 	if rc.Sandbox != nil {
 		p := *rc.Sandbox
 		p.WritableRoots = slices.Clone(p.WritableRoots)
 		rc.Sandbox = &p
 	}
 	return rc, nil
-}
-
-// Dep returns the value at key in deps as a T, and whether it is there and
-// is one. Numbers convert when no information is lost, so Dep[int] reads a
-// float64 2 or a json.Number "2" (what a value looks like after a trip
-// through JSON elsewhere) but not 2.5; and a []any converts to a []E when
-// every element does, so Dep[[]string] reads a list decoded from JSON.
-func Dep[T any](deps map[string]any, key string) (T, bool) {
-	var zero T
-	v, ok := deps[key]
-	if !ok {
-		return zero, false
-	}
-	if t, ok := v.(T); ok {
-		return t, true
-	}
-	out, ok := convert(v, reflect.TypeFor[T]())
-	if !ok {
-		return zero, false
-	}
-	return out.Interface().(T), true
-}
-
-// convert returns v as a value of type t when it is a number that t holds
-// exactly, or a []any whose elements all convert to t's element type.
-func convert(v any, t reflect.Type) (reflect.Value, bool) {
-	if v == nil {
-		return reflect.Value{}, false
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Type().AssignableTo(t) {
-		out := reflect.New(t).Elem()
-		out.Set(rv)
-		return out, true
-	}
-	if n, ok := v.(json.Number); ok {
-		if i, err := n.Int64(); err == nil {
-			rv = reflect.ValueOf(i)
-		} else if f, err := n.Float64(); err == nil {
-			rv = reflect.ValueOf(f)
-		} else {
-			return reflect.Value{}, false
-		}
-	}
-	out := reflect.New(t).Elem()
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i, ok := exactInt(rv)
-		if !ok || out.OverflowInt(i) {
-			return reflect.Value{}, false
-		}
-		out.SetInt(i)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u, ok := exactUint(rv)
-		if !ok || out.OverflowUint(u) {
-			return reflect.Value{}, false
-		}
-		out.SetUint(u)
-	case reflect.Float32, reflect.Float64:
-		f, ok := exactFloat(rv)
-		if !ok || (t.Kind() == reflect.Float32 && float64(float32(f)) != f) {
-			return reflect.Value{}, false
-		}
-		out.SetFloat(f)
-	case reflect.Slice:
-		list, ok := v.([]any)
-		if !ok {
-			return reflect.Value{}, false
-		}
-		out = reflect.MakeSlice(t, len(list), len(list))
-		for i, e := range list {
-			ev, ok := convert(e, t.Elem())
-			if !ok {
-				return reflect.Value{}, false
-			}
-			out.Index(i).Set(ev)
-		}
-	default:
-		return reflect.Value{}, false
-	}
-	return out, true
-}
-
-// exactInt returns v, a number, as an int64 when it is a whole number that
-// fits.
-func exactInt(v reflect.Value) (int64, bool) {
-	switch v.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int(), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u := v.Uint()
-		return int64(u), u <= math.MaxInt64
-	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
-			return 0, false
-		}
-		return int64(f), true
-	}
-	return 0, false
-}
-
-// exactUint returns v, a number, as a uint64 when it is a whole number that
-// fits.
-func exactUint(v reflect.Value) (uint64, bool) {
-	switch v.Kind() {
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return v.Uint(), true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i := v.Int()
-		return uint64(i), i >= 0
-	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if f != math.Trunc(f) || f < 0 || f >= 1<<64 {
-			return 0, false
-		}
-		return uint64(f), true
-	}
-	return 0, false
-}
-
-// exactFloat returns v, a number, as a float64 when that loses nothing.
-func exactFloat(v reflect.Value) (float64, bool) {
-	switch v.Kind() {
-	case reflect.Float32, reflect.Float64:
-		return v.Float(), true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i := v.Int()
-		f := float64(i)
-		return f, f >= -(1<<63) && f < 1<<63 && int64(f) == i
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u := v.Uint()
-		f := float64(u)
-		return f, f < 1<<64 && uint64(f) == u
-	}
-	return 0, false
 }

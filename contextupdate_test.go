@@ -549,15 +549,11 @@ func TestApplyEmptyUpdate(t *testing.T) {
 	assert.Equal(t, 1, z.Log().Len())
 }
 
-func TestApplyToRunContext(t *testing.T) { // not parallel: it swaps slog's default logger
+func TestApplyToRunContext(t *testing.T) {
 	rec := &LogRecorder{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(rec))
-	t.Cleanup(func() { slog.SetDefault(old) })
-
 	policy := SandboxPolicy{Mode: SandboxWorkspaceWrite, WritableRoots: []string{"/w"}}
 	rc := NewRunContext(map[string]any{"l": cuSpare(3, "a"), "m": map[string]any{"x": 1}},
-		WithRetry(2), WithRunUsage(Usage{Requests: 3}), WithSandbox(policy))
+		WithRetry(2), WithRunUsage(Usage{Requests: 3}), WithSandbox(policy), WithRunLogger(slog.New(rec)))
 	before := cuSnapshot(rc.Deps)
 	beforeRC := rc
 	sandbox := *rc.Sandbox
@@ -965,12 +961,18 @@ func TestApplyAppendDoesNotShareSpareCapacity(t *testing.T) {
 	require.Equal(t, []any{0, 1, 2, 3, 4, "after"}, c.Deps["l"])
 	require.Equal(t, 5, shown[5])
 
+	// A list of the same length the caller put in its place is appended
+	// to, not the context's earlier list.
+	c.Deps["l"] = []any{"x", "y", "z", "w", "v", "u"}
+	require.NoError(t, NewContextUpdate().Append("l", "next").Apply(c))
+	require.Equal(t, []any{"x", "y", "z", "w", "v", "u", "next"}, c.Deps["l"])
+
 	// A clone appends to its own copy.
 	d := c.Clone()
 	require.NoError(t, NewContextUpdate().Append("l", "clone").Apply(d))
 	require.NoError(t, NewContextUpdate().Append("l", "orig").Apply(c))
-	require.Equal(t, "clone", d.Deps["l"].([]any)[6])
-	require.Equal(t, "orig", c.Deps["l"].([]any)[6])
+	require.Equal(t, "clone", d.Deps["l"].([]any)[7])
+	require.Equal(t, "orig", c.Deps["l"].([]any)[7])
 }
 
 // One WithSandbox option used for many run contexts gives each its own

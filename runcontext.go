@@ -2,6 +2,7 @@ package nous
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/nous-go/nous/internal/jsonx"
@@ -55,10 +56,26 @@ func NewSandboxPolicy(mode SandboxMode) SandboxPolicy { return SandboxPolicy{Mod
 // tool's own copy. A tool changes the context by returning a [ContextUpdate],
 // not by writing here.
 type RunContext struct {
-	Deps    map[string]any
-	Retry   int
-	Usage   Usage
-	Sandbox *SandboxPolicy // nil: the application's default applies
+	// Deps are the tool's own deep copy of the context's deps.
+	Deps map[string]any
+	// Retry is the number of times the tool call has been retried.
+	Retry int
+	// Usage is what the run consumed so far.
+	Usage Usage
+	// Sandbox is the session's sandbox override; nil: the application's
+	// default applies.
+	Sandbox *SandboxPolicy
+	// Logger receives the package's warnings about this run context, such
+	// as log events [ContextUpdate.ApplyToRunContext] drops; nil means
+	// slog.Default(). [Context.ToRunContext] sets the context's.
+	Logger *slog.Logger
+}
+
+func (rc RunContext) logger() *slog.Logger {
+	if rc.Logger != nil {
+		return rc.Logger
+	}
+	return slog.Default()
 }
 
 // RunContextOption configures a [RunContext] made by [NewRunContext] or
@@ -70,11 +87,11 @@ type RunContextOption func(*RunContext)
 // copied, typed ones such as a []string included, so the run context may be
 // read on another goroutine while the deps it came from change.
 func NewRunContext(deps map[string]any, opts ...RunContextOption) RunContext {
-	return newRunContext(deps, Usage{}, opts)
+	return newRunContext(deps, Usage{}, nil, opts)
 }
 
-func newRunContext(deps map[string]any, usage Usage, opts []RunContextOption) RunContext {
-	rc := RunContext{Deps: jsonx.CloneMap(deps), Usage: usage}
+func newRunContext(deps map[string]any, usage Usage, logger *slog.Logger, opts []RunContextOption) RunContext {
+	rc := RunContext{Deps: jsonx.CloneMap(deps), Usage: usage, Logger: logger}
 	if rc.Deps == nil {
 		rc.Deps = map[string]any{}
 	}
@@ -91,6 +108,12 @@ func WithRetry(n int) RunContextOption { return func(rc *RunContext) { rc.Retry 
 
 // WithRunUsage sets the usage so far.
 func WithRunUsage(u Usage) RunContextOption { return func(rc *RunContext) { rc.Usage = u } }
+
+// WithRunLogger sets the logger that receives the warnings about the run
+// context.
+func WithRunLogger(l *slog.Logger) RunContextOption {
+	return func(rc *RunContext) { rc.Logger = l }
+}
 
 // WithSandbox sets the sandbox policy. The policy is copied.
 func WithSandbox(p SandboxPolicy) RunContextOption {
