@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func (jsonArray) UnmarshalJSON(b []byte) error {
 // context's next event has the next seq. A version 1 blob has no log: each
 // of its messages becomes one event in a new log with a new ID, stamped, like
 // the message, with the time of the restore; an unknown role is read as user,
-// with a warning on slog.Default(). Deps, event data and metadata decode
+// with a warning on slog.Default() ([DeserializeWithLogger] says where). Deps, event data and metadata decode
 // whole numbers as int. The runtime-only fields are unset and there is no
 // overlay.
 //
@@ -69,7 +70,26 @@ func (jsonArray) UnmarshalJSON(b []byte) error {
 // seqs are not 1, 2, 3, ..., that break the rules of their type or that do
 // not fold [ErrInvalidLog], [ErrUnknownEventType] or [ErrInvalidMessage].
 // It never panics, whatever data holds.
-func Deserialize(data []byte) (*Context, error) {
+func Deserialize(data []byte) (*Context, error) { return DeserializeWithLogger(data, nil) }
+
+// DeserializeWithLogger is [Deserialize] with a logger: the warnings reading
+// data gives go to l, and l is the restored context's Logger. A nil l is
+// slog.Default(), as for a [Context].
+func DeserializeWithLogger(data []byte, l *slog.Logger) (*Context, error) {
+	warn := l
+	if warn == nil {
+		warn = slog.Default()
+	}
+	c, err := deserialize(data, warn)
+	if err != nil {
+		return nil, err
+	}
+	c.Logger = l
+	return c, nil
+}
+
+// deserialize reads data, warning on logger.
+func deserialize(data []byte, logger *slog.Logger) (*Context, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		if !json.Valid(data) {
 			return nil, fmt.Errorf("nous: deserialize: not valid JSON: %w", ErrMalformed)
@@ -84,8 +104,8 @@ func Deserialize(data []byte) (*Context, error) {
 	}
 	raw := w.Version
 	if err != nil {
-		// The fast decode failed on some field; the version decides what
-		// that means, so read it alone first.
+		// The decode failed on some field; the version decides what that
+		// means, so read it alone first.
 		var head struct {
 			Version json.RawMessage `json:"version"`
 		}
@@ -99,7 +119,7 @@ func Deserialize(data []byte) (*Context, error) {
 		return nil, err2
 	}
 	if version == 1 {
-		return deserializeV1(data)
+		return deserializeV1(data, logger)
 	}
 	if err != nil {
 		return nil, locateError(data, err)

@@ -23,8 +23,8 @@ type v1Message struct {
 	Metadata   json.RawMessage `json:"metadata"`
 }
 
-// deserializeV1 reads a version 1 blob.
-func deserializeV1(data []byte) (*Context, error) {
+// deserializeV1 reads a version 1 blob, warning on logger.
+func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
 	var raw wireRaw // its "log", unknown to version 1, is ignored like any other key
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, malformed("", err)
@@ -44,7 +44,7 @@ func deserializeV1(data []byte) (*Context, error) {
 	msgs := make([]Message, len(items))
 	for i, item := range items {
 		place := fmt.Sprintf("messages[%d]", i)
-		m, err := decodeV1Message(item, place)
+		m, err := decodeV1Message(item, place, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -68,15 +68,14 @@ func deserializeV1(data []byte) (*Context, error) {
 }
 
 // decodeV1Message reads one version 1 message at place.
-func decodeV1Message(item json.RawMessage, place string) (Message, error) {
+func decodeV1Message(item json.RawMessage, place string, logger *slog.Logger) (Message, error) {
 	var v v1Message
 	if err := json.Unmarshal(item, &v); err != nil {
 		return Message{}, malformed(place, err)
 	}
 	m := Message{Role: Role(v.Role), ToolCallID: v.ToolCallID, Name: v.Name}
 	if !m.Role.Valid() {
-		// slog.Default: a context restored from data has no logger of its own yet.
-		slog.Default().Warn("nous: deserialize: unknown role read as user", "place", place, "role", v.Role)
+		logger.Warn("nous: deserialize: unknown role read as user", "place", place, "role", v.Role)
 		m.Role = RoleUser
 	}
 	switch t := bytes.TrimSpace(v.Content); {

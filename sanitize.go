@@ -13,11 +13,6 @@ import (
 	"github.com/nous-go/nous/internal/jsonx"
 )
 
-// maxValueDepth bounds how deeply the maps and lists of a value may nest to
-// be written. Deeper values, cyclic ones included, are dropped, so that what
-// Serialize writes always reads back (the JSON decoder stops at 10,000).
-const maxValueDepth = jsonx.MaxDepth
-
 // encodableTime reports whether t has a JSON encoding: its year is in
 // 0..9999 and its zone offset under a day.
 func encodableTime(t time.Time) bool {
@@ -123,7 +118,7 @@ func (s *sanitizer) value(v any, depth int) (out any, keep, changed bool) {
 	// written in its generic form, so that a secret key inside it is found
 	// too.
 	b, err := json.Marshal(v)
-	if err != nil || depth+jsonx.Depth(b) > maxValueDepth {
+	if err != nil || depth+jsonx.Depth(b) > jsonx.MaxDepth {
 		return nil, false, false
 	}
 	if s.redact == nil {
@@ -140,7 +135,7 @@ func (s *sanitizer) value(v any, depth int) (out any, keep, changed bool) {
 // enter pushes the map or list at p on the path, and reports false, having
 // pushed nothing, when it is already there (a cycle) or the path is too deep.
 func (s *sanitizer) enter(p uintptr, depth int) bool {
-	if depth > maxValueDepth || slices.Contains(s.stack, p) {
+	if depth > jsonx.MaxDepth || slices.Contains(s.stack, p) {
 		return false
 	}
 	s.stack = append(s.stack, p)

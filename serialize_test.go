@@ -365,7 +365,7 @@ func TestSerializeUnencodable(t *testing.T) {
 
 // TestDeserializeV1 reads blobs of the reference's version 1 format.
 func TestDeserializeV1(t *testing.T) {
-	rec := serDefaultLogger(t)
+	serDefaultLogger(t) // quiet: Deserialize warns on slog's default
 	tests := []struct {
 		name  string
 		blob  string
@@ -486,11 +486,13 @@ func TestDeserializeV1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			rec := &nous.LogRecorder{}
+			logger := slog.New(rec)
 			before := time.Now().UTC()
-			c, err := nous.Deserialize([]byte(tt.blob))
+			c, err := nous.DeserializeWithLogger([]byte(tt.blob), logger)
 			after := time.Now().UTC()
 			require.NoError(t, err)
-			nous.CheckRestoredForTest(t, c)
+			assert.Same(t, logger, c.Logger)
 			tt.check(t, c)
 			assert.NotEqual(t, uuid.Nil, c.Log().ID())
 			_, _, fork := c.Log().Parent()
@@ -502,10 +504,13 @@ func TestDeserializeV1(t *testing.T) {
 			}
 			if tt.warn != "" {
 				assert.Contains(t, strings.Join(rec.Warnings(), "\n"), tt.warn)
+			} else {
+				assert.Empty(t, rec.Warnings())
 			}
 			// A second read gets a new log ID; the re-encode reads back the same.
 			d, err := nous.Deserialize([]byte(tt.blob))
 			require.NoError(t, err)
+			nous.CheckRestoredForTest(t, d)
 			assert.NotEqual(t, c.Log().ID(), d.Log().ID())
 			data, err := c.Serialize()
 			require.NoError(t, err)

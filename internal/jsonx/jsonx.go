@@ -12,17 +12,12 @@ import (
 	"strings"
 )
 
-// maxCloneDepth bounds how deep CloneValue copies; below it values are
-// shared. It only matters for cyclic values, which would otherwise recurse
-// until the stack overflows.
-const maxCloneDepth = 10_000
-
 // CloneMap returns a deep copy of m by the rule of [CloneValue]. nil stays
 // nil and an empty map stays an empty map.
 func CloneMap(m map[string]any) map[string]any { return cloneMap(m, 0) }
 
-// CloneValue returns v with every map and slice in it copied, at any depth
-// and of any type: map[string]any and []any, and also typed slices and maps
+// CloneValue returns v with every map and slice in it copied, down to
+// [MaxDepth] levels and of any type: map[string]any and []any, and also typed slices and maps
 // (a []string, a map[string]int). Other values (pointers, structs, arrays,
 // funcs) are shared; nil maps and slices stay nil.
 func CloneValue(v any) any { return cloneValue(v, 0) }
@@ -39,7 +34,7 @@ func cloneMap(m map[string]any, depth int) map[string]any {
 }
 
 func cloneValue(v any, depth int) any {
-	if depth > maxCloneDepth {
+	if depth > MaxDepth {
 		return v
 	}
 	switch v := v.(type) {
@@ -70,7 +65,7 @@ func cloneValue(v any, depth int) any {
 
 // cloneReflect is cloneValue for a map or slice of any type.
 func cloneReflect(v reflect.Value, depth int) reflect.Value {
-	if depth > maxCloneDepth {
+	if depth > MaxDepth {
 		return v
 	}
 	switch v.Kind() {
@@ -123,9 +118,12 @@ func holdsContainers(t reflect.Type) bool {
 	return false
 }
 
-// MaxDepth bounds how deeply a value the package writes may nest, so that
-// whatever it writes, nested a few levels down in a document, reads back
-// (encoding/json refuses documents nested deeper than 10,000 levels).
+// MaxDepth is the one nesting bound of nous: a value nested deeper is not
+// written (so that whatever is written, nested a few levels down in a
+// document, reads back: encoding/json refuses documents nested deeper than
+// 10,000 levels), tool-call arguments nested deeper are invalid, and
+// [CloneValue] shares what lies deeper instead of copying it, which keeps a
+// cyclic value from recursing until the stack overflows.
 const MaxDepth = 1000
 
 // Depth returns how deeply the arrays and objects of raw, valid JSON, nest:
@@ -161,9 +159,10 @@ func IsObject(raw []byte) bool {
 	return len(t) > 0 && t[0] == '{' && json.Valid(raw)
 }
 
-// DecodeMap decodes raw, a JSON object or null, into a map. Whole numbers
-// decode as int (float64 when they do not fit), other numbers as float64.
-// Empty input and null give a nil map.
+// DecodeMap decodes raw, a JSON object or null, into a map, numbers by the
+// rule of [Number]: int for a whole number that fits, float64 for another
+// finite number, and json.Number, its exact text, for anything else (a whole
+// number too large for an int, say). Empty input and null give a nil map.
 func DecodeMap(raw []byte) (map[string]any, error) {
 	if isNull(raw) {
 		return nil, nil
