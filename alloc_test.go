@@ -13,7 +13,7 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// TestAllocationBudgets checks the allocation budgets of issue 4. Time
+// TestAllocationBudgets checks the allocation budgets. Time
 // targets are ratios of benchmarks and are not asserted here: they are
 // measured by the benchmarks and recorded in BENCHMARKS.md.
 func TestAllocationBudgets(t *testing.T) {
@@ -86,6 +86,14 @@ func TestAllocationBudgets(t *testing.T) {
 				return c
 			},
 			action: func(c *nous.Context) { sinkMsg, _ = c.LastMessage() },
+		},
+		{
+			// A handful per section of the document, none per event: the
+			// size estimate sizes the buffer once (without it, 33).
+			name:   "Serialize 1,000 messages",
+			max:    24,
+			setup:  func() *nous.Context { return conversationContext(t, 1000) },
+			action: func(c *nous.Context) { sinkBytes, _ = c.Serialize() },
 		},
 		{
 			name:  "LogEvent without data",
