@@ -55,17 +55,37 @@ type ApprovalHandler func(call ToolCall) (ToolCall, bool)
 // The exported fields are plain state the owner may read and set. The runtime
 // fields (Stream, CancellationCheck, Callbacks, Notify, ApprovalHandler,
 // Logger) are never serialized; a restored context has them unset.
+//
+// Use [NewContext]. The zero Context works, but has no deps map until one is
+// needed, a MaxIterations of 0, so that [Context.MaxIterationsReached]
+// reports true at once, and a log that gets its ID on first use.
 type Context struct {
-	SystemPrompt  string
-	Deps          map[string]any
-	Usage         Usage
-	NeedsResponse bool // whether the model must be called again
-	Iteration     int
+	// SystemPrompt is the agent's instructions. It is state, serialized
+	// with the context, and never an event: a runner sends it with each
+	// request. The overlay ([Context.SetSystemPromptOverlay]) is apart.
+	SystemPrompt string
+	// Deps are the values tools read through a [RunContext] and change by
+	// returning a [ContextUpdate]. Keys that name secrets are never
+	// serialized; see [Context.Serialize].
+	Deps map[string]any
+	// Usage is what the run consumed so far; [Context.AddUsage] adds to it.
+	Usage Usage
+	// NeedsResponse reports whether the model must be called again. Adding
+	// a message sets it; see [Context.AddMessage].
+	NeedsResponse bool
+	// Iteration counts the runner's loop turns; [Context.IncrementIteration]
+	// adds one.
+	Iteration int
+	// MaxIterations is the limit of Iteration; 10 for a new context.
 	MaxIterations int
-	AgentName     string
-	StartedAt     time.Time
-	Stream        bool       // the runner streams responses; runtime-only
-	ToolCalls     []ToolCall // every tool call recorded by AddToolCall
+	// AgentName names the agent, for logs and telemetry.
+	AgentName string
+	// StartedAt is when the run started, in UTC.
+	StartedAt time.Time
+	// Stream says whether the runner streams responses; runtime-only.
+	Stream bool
+	// ToolCalls are the tool calls recorded by [Context.AddToolCall].
+	ToolCalls []ToolCall
 
 	// CancellationCheck, when set, returns an error once the run must stop.
 	CancellationCheck func() error

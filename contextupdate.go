@@ -22,7 +22,7 @@ const (
 
 // Operation is one step of a [ContextUpdate].
 type Operation struct {
-	Kind  OpKind
+	Kind  OpKind // what the operation does
 	Key   string // the deps key; empty for OpLogEvent
 	Value any    // OpSet: the value; OpAppend: the item; OpMerge: the map[string]any
 
@@ -39,8 +39,8 @@ func (op Operation) clone() Operation {
 
 // LoggedEvent is a bookkeeping event carried by a [ContextUpdate].
 type LoggedEvent struct {
-	Type EventType
-	Data map[string]any
+	Type EventType      // a bookkeeping type, when the update was built with one
+	Data map[string]any // the event's data
 }
 
 // ContextUpdate is the value a tool returns to change the context's deps, and

@@ -84,8 +84,8 @@ type Event struct {
 	// First and Last name the range a replace event shadows: the seqs of
 	// the events that produced the first and the last shadowed entries of
 	// the view. Both are 0 for every other type.
-	First int64 `json:"first,omitzero"`
-	Last  int64 `json:"last,omitzero"`
+	First int64 `json:"first,omitzero"` // replace events: the first shadowed entry's seq
+	Last  int64 `json:"last,omitzero"`  // replace events: the last shadowed entry's seq
 }
 
 // UnmarshalJSON decodes an event; whole numbers in Data decode as int. It

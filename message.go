@@ -61,9 +61,9 @@ func (t PartType) Valid() bool {
 // stores them as given and the JSON format writes them back byte for byte
 // when they are strings.
 type ContentPart struct {
-	Type    PartType       `json:"type"`
-	Content string         `json:"content"`
-	Options map[string]any `json:"options,omitzero"`
+	Type    PartType       `json:"type"`             // what Content holds
+	Content string         `json:"content"`          // text, a URL, base64 data or a path, by Type
+	Options map[string]any `json:"options,omitzero"` // provider data, kept as given
 }
 
 // TextPart returns a text content part.
@@ -116,8 +116,8 @@ func (p ContentPart) hasContent() bool { return p.Content != "" || len(p.Options
 
 // ToolCall is a model's request to run a tool.
 type ToolCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID   string `json:"id"`   // the provider's ID, which the tool's result names
+	Name string `json:"name"` // the tool's name
 	// Arguments is a JSON object, kept as raw bytes; nil when the call has none.
 	Arguments json.RawMessage `json:"arguments,omitzero"`
 	// Metadata holds provider data that must round-trip, such as Gemini's
@@ -160,15 +160,15 @@ func (w *toolCallJSON) decode(tc *ToolCall) error {
 // maps and slices included, so changing a message after adding it never
 // changes the context.
 type Message struct {
-	Role             Role           `json:"role"`
-	Content          string         `json:"content,omitzero"` // plain text content
-	Parts            []ContentPart  `json:"parts,omitzero"`   // multi-modal content, instead of or with Content
-	ReasoningContent string         `json:"reasoning_content,omitzero"`
-	ToolCalls        []ToolCall     `json:"tool_calls,omitzero"`   // assistant only
-	ToolCallID       string         `json:"tool_call_id,omitzero"` // tool only, required there
-	Name             string         `json:"name,omitzero"`
-	Metadata         map[string]any `json:"metadata,omitzero"`
-	CreatedAt        time.Time      `json:"created_at,omitzero"`
+	Role             Role           `json:"role"`                       // who produced the message
+	Content          string         `json:"content,omitzero"`           // plain text content
+	Parts            []ContentPart  `json:"parts,omitzero"`             // multi-modal content, instead of or with Content
+	ReasoningContent string         `json:"reasoning_content,omitzero"` // the model's reasoning as plain text
+	ToolCalls        []ToolCall     `json:"tool_calls,omitzero"`        // assistant only
+	ToolCallID       string         `json:"tool_call_id,omitzero"`      // tool only, required there
+	Name             string         `json:"name,omitzero"`              // the tool's name on a tool message, or a participant's
+	Metadata         map[string]any `json:"metadata,omitzero"`          // provider and application data, kept as given
+	CreatedAt        time.Time      `json:"created_at,omitzero"`        // when the message was made; stamped when added if zero
 }
 
 // now is the clock of the package: UTC without a monotonic reading, so that a

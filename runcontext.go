@@ -40,7 +40,7 @@ func (m *SandboxMode) UnmarshalText(b []byte) error {
 // SandboxPolicy is the session's sandbox override, carried to tools on the
 // [RunContext]. The zero value has no mode; [NewSandboxPolicy] makes one.
 type SandboxPolicy struct {
-	Mode SandboxMode `json:"mode"`
+	Mode SandboxMode `json:"mode"` // what a tool may touch
 	// WritableRoots lists the directories a tool may write under in
 	// SandboxWorkspaceWrite mode.
 	WritableRoots []string `json:"writable_roots,omitzero"`

@@ -7,14 +7,14 @@ package nous
 // InputTokens + OutputTokens. CacheCreationInputTokens, CacheReadInputTokens
 // and ReasoningTokens are breakdowns of those counts, not additions to them.
 type Usage struct {
-	Requests                 int `json:"requests"`
-	ToolCalls                int `json:"tool_calls"`
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	TotalTokens              int `json:"total_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitzero"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens,omitzero"`
-	ReasoningTokens          int `json:"reasoning_tokens,omitzero"` // part of OutputTokens
+	Requests                 int `json:"requests"`                             // model requests made
+	ToolCalls                int `json:"tool_calls"`                           // tool calls run
+	InputTokens              int `json:"input_tokens"`                         // prompt tokens, cached ones included
+	OutputTokens             int `json:"output_tokens"`                        // completion tokens, reasoning included
+	TotalTokens              int `json:"total_tokens"`                         // InputTokens + OutputTokens
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitzero"` // part of InputTokens: written to the cache
+	CacheReadInputTokens     int `json:"cache_read_input_tokens,omitzero"`     // part of InputTokens: read from the cache
+	ReasoningTokens          int `json:"reasoning_tokens,omitzero"`            // part of OutputTokens
 }
 
 // Add returns the field-by-field sum of u and o.

@@ -17,9 +17,10 @@ import (
 func CloneMap(m map[string]any) map[string]any { return cloneMap(m, 0) }
 
 // CloneValue returns v with every map and slice in it copied, down to
-// [MaxDepth] levels and of any type: map[string]any and []any, and also typed slices and maps
-// (a []string, a map[string]int). Other values (pointers, structs, arrays,
-// funcs) are shared; nil maps and slices stay nil.
+// [MaxDepth] levels and of any type: map[string]any and []any, and also
+// typed slices and maps (a []string, a map[string]int). Other values
+// (pointers, structs, arrays, funcs) are shared; nil maps and slices stay
+// nil.
 func CloneValue(v any) any { return cloneValue(v, 0) }
 
 func cloneMap(m map[string]any, depth int) map[string]any {
