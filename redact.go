@@ -6,8 +6,8 @@ import (
 )
 
 // redactedKeys are the fragments that mark a deps key as a secret: a key
-// that contains one of them, in any case, is never written (the reference's
-// rule, FACTS.md).
+// that contains one of them, in any case, is never written (the rule of the
+// Elixir library Nous).
 var redactedKeys = []string{
 	"api_key", "apikey", "token", "secret", "password", "passwd",
 	"authorization", "credential", "private_key", "access_key", "auth_token", "bearer",
