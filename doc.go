@@ -54,9 +54,11 @@
 // holding the log itself, and [Deserialize] reads it back, or reads the
 // reference's version 1. Secrets in deps (keys like "api_key" or "token")
 // are never written, and runtime-only fields (callbacks, the cancellation
-// check, the logger) are never written either. A conversation interrupted
-// in the middle of a tool call is repaired with
-// [Context.PatchDanglingToolCalls] before it goes back to a provider.
+// check, the logger) are never written either. [Context.AppendEventJSON]
+// writes one event in the same persisted form, for a store that keeps
+// events one by one. A conversation interrupted in the middle of a tool call
+// is repaired with [Context.PatchDanglingToolCalls] before it goes back to a
+// provider.
 //
 // # Identity
 //
