@@ -133,21 +133,10 @@ func parseVersion(raw json.RawMessage) (int, error) {
 	if len(t) == 0 || string(t) == "null" {
 		return 0, fmt.Errorf("nous: deserialize: no version: %w", ErrMissingVersion)
 	}
-	digits := t
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	integer := len(digits) > 0
-	for _, b := range digits {
-		if b < '0' || b > '9' {
-			integer = false
-			break
-		}
-	}
-	if !integer {
+	n, err := strconv.Atoi(string(t)) // raw is valid JSON: no sign but '-', no leading zero
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("nous: deserialize: version %.40s is not an integer: %w", t, ErrMissingVersion)
 	}
-	n, err := strconv.Atoi(string(t))
 	if err != nil || (n != 1 && n != FormatVersion) {
 		return 0, fmt.Errorf("nous: deserialize: version %.40s (this package reads 1 and %d): %w", t, FormatVersion, ErrUnsupportedVersion)
 	}
