@@ -26,10 +26,6 @@ const MetadataSynthesized = "synthesized"
 // injected message came from.
 const DataSource = "source"
 
-// overlaySeparator joins the system-prompt overlay to the leading system
-// message.
-const overlaySeparator = "\n\n"
-
 // Callback receives an event of the run (a delta of streamed text, a tool
 // call, ...) and its payload. Callbacks are runtime-only: never serialized.
 type Callback func(event string, payload any)
@@ -111,14 +107,6 @@ type Context struct {
 	lead     Message  // the first message as read, when the overlay changes it
 	leadMode leadMode // how the overlay shows in the view
 }
-
-type leadMode uint8
-
-const (
-	leadNone      leadMode = iota // no overlay
-	leadOverlaid                  // lead is view[0] with the overlay appended
-	leadSynthetic                 // lead is a system message put before view[0]
-)
 
 // MessageOption configures one call of [Context.AddMessage].
 type MessageOption func(*messageOptions)
@@ -434,47 +422,6 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 		c.refreshLead()
 	}
 	return nil
-}
-
-// SetSystemPromptOverlay sets the system-prompt fragment applied when the
-// view is read: appended to the leading system message, or a leading system
-// message of its own when the view starts otherwise. Setting it again
-// replaces it; "" clears it. The overlay is not an event and is never
-// serialized: it is derived from configuration on every run.
-func (c *Context) SetSystemPromptOverlay(text string) {
-	c.overlay = text
-	c.refreshLead()
-}
-
-// SystemPromptOverlay returns the overlay set by SetSystemPromptOverlay.
-func (c *Context) SystemPromptOverlay() string { return c.overlay }
-
-// refreshLead recomputes how the overlay shows in the view, after the overlay
-// or the first entry of the view changed.
-func (c *Context) refreshLead() {
-	switch {
-	case c.overlay == "":
-		c.lead, c.leadMode = Message{}, leadNone
-	case len(c.view) > 0 && c.log.msg(c.view[0]).msg.Role == RoleSystem:
-		m := c.log.msg(c.view[0]).msg // shares maps with the log; never written
-		switch {
-		case m.Content != "":
-			m.Content += overlaySeparator + c.overlay
-		case len(m.Parts) > 0:
-			m.Parts = append(slices.Clip(m.Parts), TextPart(c.overlay))
-		default:
-			m.Content = c.overlay
-		}
-		c.lead, c.leadMode = m, leadOverlaid
-	default:
-		// Stamped like the message it goes before, or with the start of
-		// the run, so that the view's timestamps do not decrease.
-		at := c.StartedAt
-		if len(c.view) > 0 {
-			at = c.log.msg(c.view[0]).msg.CreatedAt
-		}
-		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: at}, leadSynthetic
-	}
 }
 
 // PatchDanglingToolCalls answers every tool call of the view that no tool
