@@ -14,90 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nous-go/nous/internal/reftest"
 )
-
-// cuSnapshot returns a deep copy of v in which every slice is taken up to its
-// capacity, not its length, so that comparing two snapshots also catches a
-// write into a slice's spare capacity. Maps and slices of any type are
-// copied, and so are the exported fields of structs; nil maps and slices
-// stay nil.
-func cuSnapshot(v any) any { return cuCopy(reflect.ValueOf(v), true) }
-
-// cuDeepCopy returns a deep copy of v: every map and slice, of any type, at
-// any depth, is copied (up to its length); nil stays nil.
-func cuDeepCopy(v any) any { return cuCopy(reflect.ValueOf(v), false) }
-
-func cuCopy(v reflect.Value, full bool) any {
-	if !v.IsValid() {
-		return nil
-	}
-	return cuCopyValue(v, full).Interface()
-}
-
-func cuCopyValue(v reflect.Value, full bool) reflect.Value {
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return v
-		}
-		return cuCopyValue(v.Elem(), full)
-	case reflect.Map:
-		if v.IsNil() {
-			return v
-		}
-		out := reflect.MakeMapWithSize(v.Type(), v.Len())
-		for it := v.MapRange(); it.Next(); {
-			e := cuCopyValue(it.Value(), full)
-			if !e.IsValid() {
-				e = reflect.Zero(v.Type().Elem())
-			}
-			out.SetMapIndex(it.Key(), e)
-		}
-		return out
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
-		}
-		n := v.Len()
-		if full {
-			n = v.Cap()
-			v = v.Slice(0, n)
-		}
-		out := reflect.MakeSlice(v.Type(), n, n)
-		for i := range n {
-			e := cuCopyValue(v.Index(i), full)
-			if e.IsValid() {
-				out.Index(i).Set(e)
-			}
-		}
-		return out
-	case reflect.Struct:
-		out := reflect.New(v.Type()).Elem()
-		out.Set(v)
-		for i := range v.NumField() {
-			if f := out.Field(i); f.CanSet() {
-				if e := cuCopyValue(v.Field(i), full); e.IsValid() {
-					f.Set(e)
-				}
-			}
-		}
-		return out
-	}
-	return v
-}
-
-// cuSpare returns a []any of length n and capacity n+extra whose spare
-// capacity holds sentinels, so a reducer that appends into it in place is
-// seen by cuSnapshot.
-func cuSpare(extra int, items ...any) []any {
-	s := make([]any, len(items), len(items)+extra)
-	copy(s, items)
-	full := s[:cap(s)]
-	for i := len(items); i < len(full); i++ {
-		full[i] = "spare"
-	}
-	return s
-}
 
 func TestToDepsRules(t *testing.T) {
 	nilPtr := (*int)(nil)
@@ -205,9 +124,9 @@ func TestToDepsRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := cuSnapshot(tt.initial)
+			before := reftest.Snapshot(tt.initial)
 			got, err := tt.update.ToDeps(tt.initial)
-			assert.Equal(t, before, cuSnapshot(tt.initial), "ToDeps modified initial")
+			assert.Equal(t, before, reftest.Snapshot(tt.initial), "ToDeps modified initial")
 			if tt.wantErr != nil {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, ErrTypeMismatch)
@@ -233,7 +152,7 @@ func TestToDepsManyAppends(t *testing.T) {
 		want[i] = i + 1
 	}
 	require.Equal(t, n, u.Len())
-	for _, initial := range []map[string]any{nil, {"l": nil}, {"l": []any{}}, {"l": cuSpare(3)}} {
+	for _, initial := range []map[string]any{nil, {"l": nil}, {"l": []any{}}, {"l": reftest.Spare(3)}} {
 		got, err := u.ToDeps(initial)
 		require.NoError(t, err)
 		require.Equal(t, want, got["l"])
@@ -259,10 +178,10 @@ func TestToDepsNeverModifiesInitial(t *testing.T) {
 	for i := 1; i < 10; i++ {
 		full[i] = "spare"
 	}
-	nestedList := cuSpare(5, "n0")
+	nestedList := reftest.Spare(5, "n0")
 	initial := map[string]any{
-		"l":     cuSpare(9, "l0"),
-		"empty": cuSpare(4),
+		"l":     reftest.Spare(9, "l0"),
+		"empty": reftest.Spare(4),
 		"t":     spareTyped,
 		"m": map[string]any{
 			"a":    1,
@@ -287,11 +206,11 @@ func TestToDepsNeverModifiesInitial(t *testing.T) {
 		Delete("gone").
 		Merge("new", map[string]any{"k": 1}).
 		Append("l", "l3")
-	before := cuSnapshot(initial)
+	before := reftest.Snapshot(initial)
 
 	got, err := u.ToDeps(initial)
 	require.NoError(t, err)
-	assert.Equal(t, before, cuSnapshot(initial), "ToDeps modified initial or something reachable from it")
+	assert.Equal(t, before, reftest.Snapshot(initial), "ToDeps modified initial or something reachable from it")
 	assert.Equal(t, map[string]any{
 		"l":      []any{"l0", "l1", "l2", "l3"},
 		"empty":  []any{1},
@@ -312,7 +231,7 @@ func TestToDepsNeverModifiesInitial(t *testing.T) {
 	_ = append(got["l"].([]any), "scribbled")
 	_ = append(got["t"].([]string), "scribbled")
 	got["alias2"].(map[string]any)["v"] = "scribbled"
-	assert.Equal(t, before, cuSnapshot(initial), "writing into the result changed initial")
+	assert.Equal(t, before, reftest.Snapshot(initial), "writing into the result changed initial")
 
 	again, err := u.ToDeps(initial)
 	require.NoError(t, err)
@@ -321,13 +240,13 @@ func TestToDepsNeverModifiesInitial(t *testing.T) {
 }
 
 func TestToDepsFailureModifiesNothing(t *testing.T) {
-	initial := map[string]any{"l": cuSpare(4, 1), "m": map[string]any{"n": map[string]any{"a": 1}}, "s": "x"}
-	before := cuSnapshot(initial)
+	initial := map[string]any{"l": reftest.Spare(4, 1), "m": map[string]any{"n": map[string]any{"a": 1}}, "s": "x"}
+	before := reftest.Snapshot(initial)
 	u := NewContextUpdate().Append("l", 2).Merge("m", map[string]any{"n": map[string]any{"b": 2}}).Delete("l").Append("s", 1)
 	got, err := u.ToDeps(initial)
 	require.ErrorIs(t, err, ErrTypeMismatch)
 	assert.Nil(t, got)
-	assert.Equal(t, before, cuSnapshot(initial))
+	assert.Equal(t, before, reftest.Snapshot(initial))
 }
 
 func TestContextUpdateZeroAndLen(t *testing.T) {
@@ -508,12 +427,12 @@ func TestApplyDepsBeforeEvents(t *testing.T) {
 func TestApplyFailureLeavesContextUnchanged(t *testing.T) {
 	rec := &LogRecorder{}
 	c := NewContext(
-		WithDeps(map[string]any{"l": cuSpare(4, 1), "m": map[string]any{"n": map[string]any{"a": 1}}, "s": "text"}),
+		WithDeps(map[string]any{"l": reftest.Spare(4, 1), "m": map[string]any{"n": map[string]any{"a": 1}}, "s": "text"}),
 		WithLogger(slog.New(rec)),
 	)
 	require.NoError(t, c.AddMessage(UserMessage("hi")))
 	require.NoError(t, c.LogEvent(EventTurnStart, nil))
-	deps := cuSnapshot(c.Deps)
+	deps := reftest.Snapshot(c.Deps)
 	depsMap := c.Deps
 	msgs := c.Messages()
 	events := c.Log().Events()
@@ -528,7 +447,7 @@ func TestApplyFailureLeavesContextUnchanged(t *testing.T) {
 	require.ErrorIs(t, err, ErrTypeMismatch)
 	assert.Contains(t, err.Error(), `"s"`)
 
-	assert.Equal(t, deps, cuSnapshot(c.Deps))
+	assert.Equal(t, deps, reftest.Snapshot(c.Deps))
 	assert.Equal(t, reflect.ValueOf(depsMap).Pointer(), reflect.ValueOf(c.Deps).Pointer(), "Apply replaced the deps map on failure")
 	assert.Equal(t, msgs, c.Messages())
 	assert.Equal(t, events, c.Log().Events())
@@ -552,9 +471,9 @@ func TestApplyEmptyUpdate(t *testing.T) {
 func TestApplyToRunContext(t *testing.T) {
 	rec := &LogRecorder{}
 	policy := SandboxPolicy{Mode: SandboxWorkspaceWrite, WritableRoots: []string{"/w"}}
-	rc := NewRunContext(map[string]any{"l": cuSpare(3, "a"), "m": map[string]any{"x": 1}},
+	rc := NewRunContext(map[string]any{"l": reftest.Spare(3, "a"), "m": map[string]any{"x": 1}},
 		WithRetry(2), WithRunUsage(Usage{Requests: 3}), WithSandbox(policy), WithRunLogger(slog.New(rec)))
-	before := cuSnapshot(rc.Deps)
+	before := reftest.Snapshot(rc.Deps)
 	beforeRC := rc
 	sandbox := *rc.Sandbox
 
@@ -575,7 +494,7 @@ func TestApplyToRunContext(t *testing.T) {
 	assert.NotSame(t, rc.Sandbox, got.Sandbox, "the returned run context shares the sandbox policy")
 
 	// The input is unchanged.
-	assert.Equal(t, before, cuSnapshot(rc.Deps))
+	assert.Equal(t, before, reftest.Snapshot(rc.Deps))
 	assert.Equal(t, beforeRC.Retry, rc.Retry)
 	assert.Same(t, beforeRC.Sandbox, rc.Sandbox)
 	assert.Equal(t, sandbox, *rc.Sandbox)
@@ -595,8 +514,8 @@ func TestApplyToRunContext(t *testing.T) {
 	// Failure: the error, and the input back unchanged; no warning either.
 	failed, err := NewContextUpdate().LogEvent(EventTurnEnd, nil).Append("m", 1).ApplyToRunContext(rc)
 	require.ErrorIs(t, err, ErrTypeMismatch)
-	assert.Equal(t, before, cuSnapshot(failed.Deps))
-	assert.Equal(t, before, cuSnapshot(rc.Deps))
+	assert.Equal(t, before, reftest.Snapshot(failed.Deps))
+	assert.Equal(t, before, reftest.Snapshot(rc.Deps))
 	assert.Len(t, rec.Matching("ApplyToRunContext"), 1)
 
 	// A zero RunContext works.

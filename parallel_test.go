@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nous-go/nous/internal/reftest"
 )
 
 // The concurrency contract: a Context is owned by one goroutine; the
@@ -55,7 +57,7 @@ func parTool(i int, rc RunContext) ContextUpdate {
 func parRun(t *testing.T, reverse bool) (map[string]any, []any, []int) {
 	c := NewContext(WithDeps(map[string]any{
 		"counter": 0,
-		"config":  map[string]any{"limits": map[string]any{"max": 3}, "tags": cuSpare(8, "a")},
+		"config":  map[string]any{"limits": map[string]any{"max": 3}, "tags": reftest.Spare(8, "a")},
 		"labels":  []string{"l0"},
 	}))
 	require.NoError(t, c.AddMessage(UserMessage("run the tools")))
@@ -123,7 +125,7 @@ func parRun(t *testing.T, reverse bool) (map[string]any, []any, []int) {
 			ids = append(ids, e.Data["id"])
 		}
 	}
-	return cuDeepCopy(c.Deps).(map[string]any), ids, finished
+	return reftest.Copy(c.Deps).(map[string]any), ids, finished
 }
 
 func TestParallelToolsDeterministic(t *testing.T) {

@@ -16,51 +16,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// FreezeForTest makes c's log deterministic for golden files: its ID (and,
-// for a fork, its parent's) become id and parent, and every event is stamped
-// base + seq seconds. When messages is true, every message of the log is
-// stamped the same way, as a version 1 restore would stamp them with the
-// time of the restore. Records shared with another log get the same stamps
-// there, which only tests may rely on.
-func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bool) {
-	c.ready()
-	c.log.id = id
-	if c.log.parent != uuid.Nil {
-		c.log.parent = parent
-	}
-	for i, r := range c.log.recs.all {
-		r.at = base.Add(time.Duration(i+1) * time.Second)
-		if messages && r.typ.IsSurface() {
-			c.log.msg(r.mi).msg.CreatedAt = r.at
-		}
-	}
-}
-
-// CheckRestoredForTest checks the internal state Deserialize promises: no
-// overlay, no runtime fields, a view that is the fold of the log, and a view
-// of its own.
-func CheckRestoredForTest(t testing.TB, c *Context) {
-	t.Helper()
-	if c.leadMode != leadNone || c.overlay != "" || c.viewShared {
-		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.leadMode, c.overlay, c.viewShared)
-	}
-	if c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil {
-		t.Errorf("restored context has runtime fields set")
-	}
-	view, err := c.log.fold()
-	if err != nil {
-		t.Fatalf("restored log does not fold: %v", err)
-	}
-	if len(view) != len(c.view) {
-		t.Fatalf("view has %d entries, the fold %d", len(c.view), len(view))
-	}
-	for i := range view {
-		if view[i] != c.view[i] {
-			t.Fatalf("view[%d] = message %d, the fold says %d", i, c.view[i], view[i])
-		}
-	}
-}
-
 var (
 	goldenID     = uuid.MustParse("01890a5d-ac96-774b-bcce-b302099a8057")
 	goldenParent = uuid.MustParse("01890a5d-ac96-774b-bcce-b302099a8000")

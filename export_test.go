@@ -1,0 +1,171 @@
+package nous
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous/internal/reftest"
+)
+
+// This file gives the tests of package nous_test what only package nous
+// can: test-only helpers that reach inside, and the flags and adapters both
+// packages share (they are compiled into one test binary, so each flag is
+// registered here and only here).
+
+var (
+	seedFlag = flag.Uint64("nous.seed", 0, "seed of the model-based and differential tests (0: the fixed default seed)")
+	longFlag = flag.Bool("nous.long", false, "run the model-based and differential tests for many more steps")
+)
+
+// Seed returns the seed of a model-based or differential test, the one
+// given with -nous.seed or a fixed default, and logs how to replay it.
+func Seed(t testing.TB) uint64 {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = 20250101
+	}
+	t.Logf("seed %d; replay with: go test -run '^%s$' . -args -nous.seed=%d", seed, t.Name(), seed)
+	return seed
+}
+
+// Long reports whether -nous.long was given.
+func Long() bool { return *longFlag }
+
+// BuildForTest builds the update of ops with the builder methods, handing
+// them copies of the values that it then scribbles over: an update that
+// kept what it was handed would change.
+func BuildForTest(ops []reftest.Op) ContextUpdate {
+	var u ContextUpdate // the zero value is an empty update
+	var handed []any
+	for _, op := range ops {
+		v := reftest.Copy(op.Value)
+		switch op.Kind {
+		case reftest.Set:
+			u = u.Set(op.Key, v)
+		case reftest.Merge:
+			m, _ := v.(map[string]any)
+			u = u.Merge(op.Key, m)
+		case reftest.Append:
+			u = u.Append(op.Key, v)
+		case reftest.Delete:
+			u = u.Delete(op.Key)
+		case reftest.Log:
+			d, _ := reftest.Copy(op.Data).(map[string]any)
+			u = u.LogEvent(EventType(op.Event), d)
+			v = d
+		}
+		handed = append(handed, v)
+	}
+	for _, v := range handed {
+		reftest.Scribble(v)
+	}
+	return u
+}
+
+// FreezeForTest makes c's log deterministic for golden files: its ID (and,
+// for a fork, its parent's) become id and parent, and every event is stamped
+// base + seq seconds. When messages is true, every message of the log is
+// stamped the same way, as a version 1 restore would stamp them with the
+// time of the restore. Records shared with another log get the same stamps
+// there, which only tests may rely on.
+func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bool) {
+	c.ready()
+	c.log.id = id
+	if c.log.parent != uuid.Nil {
+		c.log.parent = parent
+	}
+	for i, r := range c.log.recs.all {
+		r.at = base.Add(time.Duration(i+1) * time.Second)
+		if messages && r.typ.IsSurface() {
+			c.log.msg(r.mi).msg.CreatedAt = r.at
+		}
+	}
+}
+
+// CheckRestoredForTest checks the internal state Deserialize promises: no
+// overlay, no runtime fields, a view that is the fold of the log, and a view
+// of its own.
+func CheckRestoredForTest(t testing.TB, c *Context) {
+	t.Helper()
+	if c.leadMode != leadNone || c.overlay != "" || c.viewShared {
+		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.leadMode, c.overlay, c.viewShared)
+	}
+	if c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil {
+		t.Errorf("restored context has runtime fields set")
+	}
+	view, err := c.log.fold()
+	if err != nil {
+		t.Fatalf("restored log does not fold: %v", err)
+	}
+	if len(view) != len(c.view) {
+		t.Fatalf("view has %d entries, the fold %d", len(c.view), len(view))
+	}
+	for i := range view {
+		if view[i] != c.view[i] {
+			t.Fatalf("view[%d] = message %d, the fold says %d", i, c.view[i], view[i])
+		}
+	}
+}
+
+// IsSecretName is isSecretName, for the allocation budgets.
+func IsSecretName(k string) bool { return isSecretName(k) }
+
+// LogRecorder is a slog.Handler that keeps every record it is given, for the
+// tests that check what was logged.
+type LogRecorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *LogRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *LogRecorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+func (h *LogRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *LogRecorder) WithGroup(string) slog.Handler      { return h }
+
+// Matching returns the records whose message contains substr, each as
+// "LEVEL message key=value ...".
+func (h *LogRecorder) Matching(substr string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.records {
+		if strings.Contains(r.Message, substr) {
+			out = append(out, r.Level.String()+" "+recordText(r))
+		}
+	}
+	return out
+}
+
+// Warnings returns the warnings, each as "message key=value ...".
+func (h *LogRecorder) Warnings() []string {
+	var out []string
+	for _, s := range h.Matching("") {
+		if w, ok := strings.CutPrefix(s, "WARN "); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func recordText(r slog.Record) string {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	return b.String()
+}
