@@ -8,82 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/reftest"
 )
 
 // The tests of this file hand the package a slice or a map, or take one from
-// it, then write into it every way a caller could (elements, nested maps,
-// raw argument bytes, the spare capacity behind a slice's length) and check
-// that the context, its log and every other view are exactly as before.
-
-// scribbleMap writes into m and every map and list reachable from it.
-func scribbleMap(m map[string]any) {
-	if m == nil {
-		return
-	}
-	for k, v := range m {
-		switch v := v.(type) {
-		case map[string]any:
-			scribbleMap(v)
-		case []any:
-			scribbleList(v)
-		default:
-			m[k] = "scribbled"
-		}
-	}
-	m["scribbled"] = true
-}
-
-func scribbleList(l []any) {
-	for i, e := range l {
-		if m, ok := e.(map[string]any); ok {
-			scribbleMap(m)
-		} else {
-			l[i] = "scribbled"
-		}
-	}
-	full := l[:cap(l)]
-	for i := len(l); i < len(full); i++ {
-		full[i] = "spare"
-	}
-}
-
-// scribbleSpare writes into the spare capacity of s.
-func scribbleSpare[T any](s []T, v T) {
-	full := s[:cap(s)]
-	for i := len(s); i < len(full); i++ {
-		full[i] = v
-	}
-}
-
-// scribbleMessage writes into every field, map and slice of *m.
-func scribbleMessage(m *nous.Message) {
-	m.Role, m.Content, m.Name, m.ToolCallID, m.ReasoningContent = "scribbled", "scribbled", "scribbled", "scribbled", "scribbled"
-	for i := range m.Parts {
-		m.Parts[i].Content = "scribbled"
-		m.Parts[i].Type = "scribbled"
-		scribbleMap(m.Parts[i].Options)
-	}
-	scribbleSpare(m.Parts, nous.TextPart("spare"))
-	for i := range m.ToolCalls {
-		tc := &m.ToolCalls[i]
-		tc.ID, tc.Name = "scribbled", "scribbled"
-		for j := range tc.Arguments {
-			tc.Arguments[j] = 'X'
-		}
-		scribbleSpare(tc.Arguments, 'X')
-		scribbleMap(tc.Metadata)
-	}
-	scribbleSpare(m.ToolCalls, nous.ToolCall{ID: "spare"})
-	scribbleMap(m.Metadata)
-}
-
-func scribbleEvent(e *nous.Event) {
-	e.Seq, e.Type, e.First, e.Last = -1, "scribbled", -1, -1
-	scribbleMap(e.Data)
-	if e.Message != nil {
-		scribbleMessage(e.Message)
-	}
-}
+// it, then write into it every way a caller could (reftest.Scribble:
+// elements, nested maps, raw argument bytes, the spare capacity behind a
+// slice's length) and check that the context, its log and every other view
+// are exactly as before.
 
 // aliasingContext returns a context whose view and log hold maps and slices
 // everywhere: full messages, a source, bookkeeping data, a replacement and an
@@ -110,7 +42,7 @@ func TestAliasingInputs(t *testing.T) {
 		{"AddMessage", func(t *testing.T, c *nous.Context) {
 			m := fullMessage()
 			require.NoError(t, c.AddMessage(m))
-			scribbleMessage(&m)
+			reftest.Scribble(&m)
 		}},
 		{"AddMessage with spare capacity", func(t *testing.T, c *nous.Context) {
 			m := fullMessage()
@@ -118,40 +50,40 @@ func TestAliasingInputs(t *testing.T) {
 			m.ToolCalls = append(make([]nous.ToolCall, 0, 16), m.ToolCalls...)
 			m.ToolCalls[0].Arguments = append(make(json.RawMessage, 0, 64), m.ToolCalls[0].Arguments...)
 			require.NoError(t, c.AddMessage(m))
-			scribbleMessage(&m)
+			reftest.Scribble(&m)
 		}},
 		{"AddMessages", func(t *testing.T, c *nous.Context) {
 			ms := []nous.Message{fullMessage(), fullMessage()}
 			require.NoError(t, c.AddMessages(ms...))
-			scribbleMessage(&ms[0])
+			reftest.Scribble(&ms[0])
 			ms[1] = mUser("swapped")
 		}},
 		{"ReplaceMessage", func(t *testing.T, c *nous.Context) {
 			m := fullMessage()
 			require.NoError(t, c.ReplaceMessage(c.Len()-1, m))
-			scribbleMessage(&m)
+			reftest.Scribble(&m)
 		}},
 		{"ReplaceMessageRange", func(t *testing.T, c *nous.Context) {
 			m := fullMessage()
 			require.NoError(t, c.ReplaceMessageRange(1, 2, m))
-			scribbleMessage(&m)
+			reftest.Scribble(&m)
 		}},
 		{"LogEvent", func(t *testing.T, c *nous.Context) {
 			data := map[string]any{"a": 1, "nested": map[string]any{"b": []any{2, map[string]any{"c": 3}}}}
 			require.NoError(t, c.LogEvent(nous.EventRequestHeader, data))
-			scribbleMap(data)
+			reftest.Scribble(data)
 		}},
 		{"AddToolCall", func(t *testing.T, c *nous.Context) {
 			call := fullMessage().ToolCalls[0]
 			c.AddToolCall(call)
 			call.ID = "scribbled"
 			call.Arguments[0] = 'X'
-			scribbleMap(call.Metadata)
+			reftest.Scribble(call.Metadata)
 		}},
 		{"MergeDeps", func(t *testing.T, c *nous.Context) {
 			deps := map[string]any{"new": map[string]any{"a": []any{1, map[string]any{"b": 2}}}}
 			c.MergeDeps(deps)
-			scribbleMap(deps)
+			reftest.Scribble(deps)
 		}},
 	}
 	for _, tt := range tests {
@@ -162,89 +94,42 @@ func TestAliasingInputs(t *testing.T) {
 			want := aliasingContext(t)
 			tt.run(t, c)
 			before := stateOf(c)
-			toolCalls, deps := aliasDeepCopy(c.ToolCalls), aliasDeepCopy(c.Deps)
+			toolCalls, deps := reftest.Copy(c.ToolCalls), reftest.Copy(c.Deps)
 
 			// Do it again on want, without scribbling; compare views.
 			tt.run(t, want)
 			assert.Equal(t, withoutTimes(stateOf(want)), withoutTimes(before))
 			// And nothing changed since.
 			assert.Equal(t, before, stateOf(c))
-			assert.Equal(t, toolCalls, aliasDeepCopy(c.ToolCalls))
-			assert.Equal(t, deps, aliasDeepCopy(c.Deps))
+			assert.Equal(t, toolCalls, reftest.Copy(c.ToolCalls))
+			assert.Equal(t, deps, reftest.Copy(c.Deps))
 			requireFolds(t, c)
 		})
 	}
 }
 
-// TestAliasingInputsDirect checks the inputs against values built afresh,
-// so a copy that shares with its input cannot hide behind a snapshot taken
-// after the damage.
+// TestAliasingInputsDirect checks the inputs TestAliasingInputs cannot hand
+// to a context it built: options, run contexts, constructors and Fold.
 func TestAliasingInputsDirect(t *testing.T) {
-	t.Run("AddMessage", func(t *testing.T) {
-		c := nous.NewContext()
-		m := fullMessage()
-		require.NoError(t, c.AddMessage(m, nous.WithSource("kb")))
-		scribbleMessage(&m)
-		assert.Equal(t, []nous.Message{fullMessage()}, c.Messages())
-		assert.Equal(t, fullMessage(), *c.Log().Events()[0].Message)
-		assert.Equal(t, []nous.Message{fullMessage()}, mustFold(t, c))
-	})
-	t.Run("AddMessages and its slice", func(t *testing.T) {
-		c := nous.NewContext()
-		ms := []nous.Message{fullMessage(), mUser("u")}
-		require.NoError(t, c.AddMessages(ms...))
-		scribbleMessage(&ms[0])
-		ms[1].Content = "scribbled"
-		assert.Equal(t, []nous.Message{fullMessage(), mUser("u")}, c.Messages())
-	})
 	t.Run("WithMessages", func(t *testing.T) {
 		ms := []nous.Message{fullMessage()}
 		c := nous.NewContext(nous.WithMessages(ms...))
-		scribbleMessage(&ms[0])
+		reftest.Scribble(&ms[0])
 		assert.Equal(t, []nous.Message{fullMessage()}, c.Messages())
 	})
-	t.Run("ReplaceMessage", func(t *testing.T) {
-		c := nous.NewContext()
-		mustAddAll(t, c, mUser("u"))
-		m := fullMessage()
-		require.NoError(t, c.ReplaceMessage(0, m))
-		scribbleMessage(&m)
-		want := fullMessage()
-		assert.Equal(t, []nous.Message{want}, c.Messages())
-		assert.Equal(t, []nous.Message{want}, mustFold(t, c))
-	})
-	t.Run("LogEvent", func(t *testing.T) {
-		c := nous.NewContext()
-		data := map[string]any{"a": 1, "nested": map[string]any{"b": []any{2, map[string]any{"c": 3}}}}
-		require.NoError(t, c.LogEvent(nous.EventTurnStart, data))
-		scribbleMap(data)
-		assert.Equal(t, map[string]any{"a": 1, "nested": map[string]any{"b": []any{2, map[string]any{"c": 3}}}}, c.Log().Events()[0].Data)
-	})
-	t.Run("AddToolCall", func(t *testing.T) {
-		c := nous.NewContext()
-		call := fullMessage().ToolCalls[0]
-		c.AddToolCall(call)
-		call.Arguments[0] = 'X'
-		scribbleMap(call.Metadata)
-		assert.Equal(t, []nous.ToolCall{fullMessage().ToolCalls[0]}, c.ToolCalls)
-	})
-	t.Run("MergeDeps and WithDeps", func(t *testing.T) {
+	t.Run("WithDeps", func(t *testing.T) {
 		deps := map[string]any{"a": map[string]any{"b": []any{1, map[string]any{"c": 2}}}}
-		want := map[string]any{"a": map[string]any{"b": []any{1, map[string]any{"c": 2}}}}
 		c := nous.NewContext(nous.WithDeps(deps))
-		d := nous.NewContext()
-		d.MergeDeps(deps)
-		scribbleMap(deps)
-		assert.Equal(t, want, c.Deps)
-		assert.Equal(t, want, d.Deps)
+		reftest.Scribble(deps)
+		assert.Equal(t, map[string]any{"a": map[string]any{"b": []any{1, map[string]any{"c": 2}}}}, c.Deps)
 	})
 	t.Run("NewRunContext and FromRunContext", func(t *testing.T) {
 		deps := map[string]any{"a": map[string]any{"b": []any{1}}}
 		rc := nous.NewRunContext(deps)
 		c := nous.FromRunContext(rc)
-		scribbleMap(deps)
+		reftest.Scribble(deps)
 		assert.Equal(t, map[string]any{"a": map[string]any{"b": []any{1}}}, rc.Deps)
-		scribbleMap(rc.Deps)
+		reftest.Scribble(rc.Deps)
 		assert.Equal(t, map[string]any{"a": map[string]any{"b": []any{1}}}, c.Deps)
 	})
 	t.Run("WithSandbox", func(t *testing.T) {
@@ -255,10 +140,10 @@ func TestAliasingInputsDirect(t *testing.T) {
 		rc2 := c.ToRunContext(nous.WithSandbox(p))
 		p.WritableRoots[0] = "/"
 		p.Mode = nous.SandboxFullAccess
-		scribbleSpare(p.WritableRoots, "/etc")
+		reftest.Scribble(p.WritableRoots[len(p.WritableRoots):])
 		for _, got := range []nous.RunContext{rc, rc2} {
 			assert.Equal(t, &nous.SandboxPolicy{Mode: nous.SandboxWorkspaceWrite, WritableRoots: []string{"/work"}}, got.Sandbox)
-			scribbleSpare(got.Sandbox.WritableRoots, "/etc")
+			reftest.Scribble(got.Sandbox.WritableRoots[len(got.Sandbox.WritableRoots):])
 		}
 		assert.Equal(t, []string{"/work"}, rc.Sandbox.WritableRoots)
 		assert.NotSame(t, rc.Sandbox, rc2.Sandbox)
@@ -290,13 +175,9 @@ func TestAliasingInputsDirect(t *testing.T) {
 		want := mustFold(t, c)
 		got, err := nous.Fold(events)
 		require.NoError(t, err)
-		for i := range events {
-			scribbleEvent(&events[i])
-		}
+		reftest.Scribble(events)
 		assert.Equal(t, want, got, "Fold's result does not share with its input")
-		for i := range got {
-			scribbleMessage(&got[i])
-		}
+		reftest.Scribble(got)
 		assert.Equal(t, want, mustFold(t, c))
 	})
 }
@@ -308,46 +189,37 @@ func TestAliasingOutputs(t *testing.T) {
 	}{
 		{"Messages", func(t *testing.T, c *nous.Context) {
 			ms := c.Messages()
-			for i := range ms {
-				scribbleMessage(&ms[i])
-			}
-			scribbleSpare(ms, mUser("spare"))
+			reftest.Scribble(ms)
 			_ = append(ms, mUser("appended"))
 		}},
 		{"Messages resliced to zero and appended", func(t *testing.T, c *nous.Context) {
 			ms := c.Messages()
 			ms = append(ms[:0], mUser("evil"), mUser("evil"))
-			scribbleMessage(&ms[0])
+			reftest.Scribble(&ms[0])
 		}},
 		{"LastMessage", func(t *testing.T, c *nous.Context) {
 			m, _ := c.LastMessage()
-			scribbleMessage(&m)
+			reftest.Scribble(&m)
 		}},
 		{"AssistantMessages", func(t *testing.T, c *nous.Context) {
 			ms := c.AssistantMessages()
-			for i := range ms {
-				scribbleMessage(&ms[i])
-			}
-			scribbleSpare(ms, mUser("spare"))
+			reftest.Scribble(ms)
 			_ = append(ms, mUser("appended"))
 		}},
 		{"Log().Events", func(t *testing.T, c *nous.Context) {
 			es := c.Log().Events()
-			for i := range es {
-				scribbleEvent(&es[i])
-			}
-			scribbleSpare(es, nous.Event{Seq: 99})
+			reftest.Scribble(es)
 			_ = append(es, nous.Event{Seq: 99})
 		}},
 		{"Log().Event", func(t *testing.T, c *nous.Context) {
 			for seq := int64(1); seq <= int64(c.Log().Len()); seq++ {
 				e, _ := c.Log().Event(seq)
-				scribbleEvent(&e)
+				reftest.Scribble(&e)
 			}
 		}},
 		{"Log().All", func(t *testing.T, c *nous.Context) {
 			for e := range c.Log().All() {
-				scribbleEvent(&e)
+				reftest.Scribble(&e)
 			}
 		}},
 		{"All, appending onto yielded slices", func(t *testing.T, c *nous.Context) {
@@ -356,32 +228,28 @@ func TestAliasingOutputs(t *testing.T) {
 			for _, m := range c.All() {
 				_ = append(m.Parts, nous.TextPart("appended"))
 				_ = append(m.ToolCalls, nous.ToolCall{ID: "appended"})
-				scribbleSpare(m.Parts, nous.TextPart("spare"))
-				scribbleSpare(m.ToolCalls, nous.ToolCall{ID: "spare"})
+				reftest.Scribble(m.Parts[len(m.Parts):])
+				reftest.Scribble(m.ToolCalls[len(m.ToolCalls):])
 				for _, tc := range m.ToolCalls {
-					scribbleSpare(tc.Arguments, 'X')
+					reftest.Scribble(tc.Arguments[len(tc.Arguments):])
 				}
 			}
 		}},
 		{"Fold", func(t *testing.T, c *nous.Context) {
 			ms, _ := nous.Fold(c.Log().Events())
-			for i := range ms {
-				scribbleMessage(&ms[i])
-			}
+			reftest.Scribble(ms)
 		}},
 		{"ToRunContext", func(t *testing.T, c *nous.Context) {
 			rc := c.ToRunContext()
-			scribbleMap(rc.Deps)
+			reftest.Scribble(rc.Deps)
 		}},
 		{"Clone", func(t *testing.T, c *nous.Context) {
 			d := c.Clone()
 			ms := d.Messages()
-			for i := range ms {
-				scribbleMessage(&ms[i])
-			}
-			scribbleMap(d.Deps)
+			reftest.Scribble(ms)
+			reftest.Scribble(d.Deps)
 			for i := range d.ToolCalls {
-				scribbleMap(d.ToolCalls[i].Metadata)
+				reftest.Scribble(d.ToolCalls[i].Metadata)
 				d.ToolCalls[i].Arguments[0] = 'X'
 			}
 			_ = d.ReplaceMessageRange(1, d.Len()-1, mUser("d"))
@@ -412,9 +280,9 @@ func TestAliasingOverlayLead(t *testing.T) {
 	require.NoError(t, c.AddMessage(sys))
 	c.SetSystemPromptOverlay("O")
 	m := c.Messages()[0]
-	scribbleMessage(&m)
+	reftest.Scribble(&m)
 	l, _ := c.LastMessage()
-	scribbleMessage(&l)
+	reftest.Scribble(&l)
 	want := sys
 	want.Content = "S\n\nO"
 	want.Metadata = map[string]any{"k": map[string]any{"v": 1}}
@@ -470,20 +338,6 @@ func withoutTimes(s ctxState) ctxState {
 		}
 	}
 	return s
-}
-
-// aliasDeepCopy returns a copy of v that shares no map or slice with it, for
-// the JSON-shaped values of deps and tool calls.
-func aliasDeepCopy[T any](v T) T {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	var out T
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(err)
-	}
-	return out
 }
 
 // TestAliasingOverlayPartsOfClones gives a context and its clone different

@@ -1,9 +1,7 @@
 package nous_test
 
 import (
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/reftest"
 )
 
 // The model-based test of the fold: long random sequences of every operation
@@ -30,39 +29,11 @@ import (
 // the contexts the step touched, and for the others at every fourth step
 // (in between, their lengths, deps and flags).
 //
-// Replay a failure with the seed it prints; run longer with -nous.long:
+// Replay a failure with the seed it prints (see nous.Seed); run longer
+// with -nous.long:
 //
-//	go test -run TestFoldModel -nous.seed=N .
-//	go test -run TestFoldModel -nous.long .
-
-// The flags may be registered by another test of the package too (the
-// differential tests share -nous.seed); register each only once.
-var _ = func() bool {
-	if flag.Lookup("nous.seed") == nil {
-		flag.Uint64("nous.seed", 0, "seed of the model-based and differential tests (0: a fixed seed and a random one)")
-	}
-	if flag.Lookup("nous.long") == nil {
-		flag.Bool("nous.long", false, "run the model-based tests for many more steps")
-	}
-	return true
-}()
-
-// modelLong reports whether -nous.long was given.
-func modelLong() bool {
-	f := flag.Lookup("nous.long")
-	return f != nil && f.Value.String() == "true"
-}
-
-// modelSeeds returns the seed given with -nous.seed, or a fixed seed and a
-// random one.
-func modelSeeds(t *testing.T) []uint64 {
-	if f := flag.Lookup("nous.seed"); f != nil {
-		if s, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil && s != 0 {
-			return []uint64{s}
-		}
-	}
-	return []uint64{20250101, rand.Uint64()}
-}
+//	go test -run TestFoldModel . -args -nous.seed=N
+//	go test -run TestFoldModel . -args -nous.long
 
 // modelEvent is what the model expects of one event of the log.
 type modelEvent struct {
@@ -88,7 +59,7 @@ type foldModel struct {
 // newFoldModel returns a new context and its model. The context logs to
 // warns, which counts the warnings.
 func newFoldModel(name string, warns *modelWarnings) *foldModel {
-	c := nous.NewContext(nous.WithLogger(slog.New(warns)))
+	c := nous.NewContext(nous.WithLogger(slog.New(&warns.got)))
 	return &foldModel{name: name, c: c, needsResponse: true, logID: c.Log().ID().String(), deps: map[string]any{}, warns: warns}
 }
 
@@ -100,28 +71,16 @@ func (m *foldModel) clone(name string) *foldModel {
 	d.seqs = slices.Clone(m.seqs)
 	d.events = slices.Clone(m.events) // their Data are never written
 	d.logID = d.c.Log().ID().String()
-	d.deps = jsonCopyMap(m.deps)
+	d.deps = reftest.Copy(m.deps).(map[string]any)
 	return d
 }
 
-// modelWarnings is the slog handler of a run's contexts. It counts the
-// warnings they log, beside the count the model expects: one for each log
-// event an update drops, and no other.
+// modelWarnings records the warnings of a run's contexts, beside the count
+// the model expects: one for each log event an update drops, and no other.
 type modelWarnings struct {
-	want, got int
-	last      string
+	want int
+	got  nous.LogRecorder
 }
-
-func (w *modelWarnings) Enabled(context.Context, slog.Level) bool { return true }
-func (w *modelWarnings) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn {
-		w.got++
-		w.last = r.Message
-	}
-	return nil
-}
-func (w *modelWarnings) WithAttrs([]slog.Attr) slog.Handler { return w }
-func (w *modelWarnings) WithGroup(string) slog.Handler      { return w }
 
 // off is 1 when the overlay shows as a system message of its own at index 0.
 func (m *foldModel) off() int {
@@ -203,7 +162,7 @@ func (m *foldModel) check(t checkT, step int) {
 	require.Equal(t, m.overlay, c.SystemPromptOverlay(), where)
 	require.Equal(t, m.logID, c.Log().ID().String(), where)
 	require.Equal(t, m.deps, c.Deps, "%s: deps", where)
-	require.Equal(t, m.warns.want, m.warns.got, "%s: warnings (the last: %q)", where, m.warns.last)
+	require.Len(t, m.warns.got.Warnings(), m.warns.want, "%s: warnings", where)
 }
 
 // checkQuick is the check of a context the step did not touch: what a
@@ -247,6 +206,7 @@ type modelGen struct {
 	r     *rand.Rand
 	n     int // counter for unique texts, call ids and times
 	calls []nous.ToolCall
+	deps  *reftest.Gen
 }
 
 func (g *modelGen) next() int { g.n++; return g.n }
@@ -341,185 +301,30 @@ func (g *modelGen) invalid() nous.Message {
 	return nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{ID: "c", Arguments: json.RawMessage(`[1]`)}}}
 }
 
-// modelOp is one operation of a ContextUpdate as the model knows it.
-type modelOp struct {
-	kind  nous.OpKind
-	key   string
-	value any // set and append: the value; merge: a map[string]any
-	typ   nous.EventType
-	data  map[string]any
-}
-
-func (o modelOp) String() string {
-	switch o.kind {
-	case nous.OpLogEvent:
-		return fmt.Sprintf("log_event(%s, %v)", o.typ, o.data)
-	case nous.OpDelete:
-		return fmt.Sprintf("delete(%q)", o.key)
-	}
-	return fmt.Sprintf("%s(%q, %#v)", o.kind, o.key, o.value)
-}
-
-// modelBookkeeping are the types an update's log event may have; FACTS.md's
-// list, not the package's.
-var modelBookkeeping = map[nous.EventType]bool{
-	nous.EventTurnStart: true, nous.EventTurnEnd: true, nous.EventStepStart: true,
-	nous.EventStepEnd: true, nous.EventToolCall: true, nous.EventRequestHeader: true,
-}
-
-// modelReduce is the model's reducer: the semantics of FACTS.md written the
-// naive way, deep copying everything at every operation. It returns the deps
-// after ops, or an error when an append meets a value that is not a list.
-func modelReduce(deps map[string]any, ops []modelOp) (map[string]any, error) {
-	out := jsonCopyMap(deps)
-	for i, o := range ops {
-		switch o.kind {
-		case nous.OpSet:
-			out[o.key] = jsonCopyValue(o.value)
-		case nous.OpDelete:
-			delete(out, o.key)
-		case nous.OpMerge:
-			out[o.key] = modelMerge(out[o.key], o.value.(map[string]any))
-		case nous.OpAppend:
-			switch cur := out[o.key].(type) {
-			case nil: // absent or nil
-				out[o.key] = []any{jsonCopyValue(o.value)}
-			case []any:
-				out[o.key] = append(slices.Clone(cur), jsonCopyValue(o.value))
-			default:
-				return nil, fmt.Errorf("operation %d: append onto a %T", i, cur)
-			}
-		}
-	}
-	return out, nil
-}
-
-// modelMerge returns a deep copy of dst with src deep merged into it.
-func modelMerge(dst any, src map[string]any) any {
-	d, ok := dst.(map[string]any)
-	if !ok || d == nil {
-		return jsonCopyMap(src)
-	}
-	out := jsonCopyMap(d)
-	for k, v := range src {
-		if sv, ok := v.(map[string]any); ok {
-			if dv, ok := out[k].(map[string]any); ok {
-				out[k] = modelMerge(dv, sv)
-				continue
-			}
-		}
-		out[k] = jsonCopyValue(v)
-	}
-	return out
-}
-
-// modelAppendable reports whether an append onto key succeeds.
-func modelAppendable(deps map[string]any, key string) bool {
-	switch deps[key].(type) {
-	case nil, []any:
-		return true
-	}
-	return false
-}
-
-// modelBuild builds the update of ops with the builder methods from copies
-// of the values, which it then scribbles over: the update must have made
-// its own copies.
-func modelBuild(ops []modelOp) nous.ContextUpdate {
-	var u nous.ContextUpdate // the zero value is an empty update
-	var handed []any
-	for _, o := range ops {
-		v := jsonCopyValue(o.value)
-		switch o.kind {
-		case nous.OpSet:
-			u = u.Set(o.key, v)
-		case nous.OpMerge:
-			u = u.Merge(o.key, v.(map[string]any))
-		case nous.OpAppend:
-			u = u.Append(o.key, v)
-		case nous.OpDelete:
-			u = u.Delete(o.key)
-		case nous.OpLogEvent:
-			d := jsonCopyMap(o.data)
-			u = u.LogEvent(o.typ, d)
-			v = d
-		}
-		handed = append(handed, v)
-	}
-	for _, v := range handed {
-		switch v := v.(type) {
-		case map[string]any:
-			scribbleMap(v)
-		case []any:
-			scribbleList(v)
-		}
-	}
-	return u
-}
-
 // apply records what applying the update of ops, which returned err, does,
 // and reports whether the update failed: when the model's reducer fails, err
 // must be a type mismatch and nothing changes; otherwise the deps are reduced
 // and the log events logged, but those of a type other than bookkeeping,
 // which are dropped with a warning.
-func (m *foldModel) apply(t checkT, err error, ops []modelOp, op string) (failed bool) {
+func (m *foldModel) apply(t checkT, err error, ops []reftest.Op, op string) (failed bool) {
 	t.Helper()
-	deps, want := modelReduce(m.deps, ops)
-	if want != nil {
-		require.ErrorIs(t, err, nous.ErrTypeMismatch, "%s (the model: %v)", op, want)
+	deps, failAt := reftest.Reduce(m.deps, ops)
+	if failAt >= 0 {
+		require.ErrorIs(t, err, nous.ErrTypeMismatch, "%s (the model fails at operation %d)", op, failAt)
 		return true
 	}
 	require.NoError(t, err, op)
 	m.deps = deps
 	for _, o := range ops {
 		switch {
-		case o.kind != nous.OpLogEvent:
-		case modelBookkeeping[o.typ]:
-			m.events = append(m.events, modelEvent{Type: o.typ, Data: jsonCopyMap(o.data)})
+		case o.Kind != reftest.Log:
+		case reftest.Bookkeeping[o.Event]:
+			m.events = append(m.events, modelEvent{Type: nous.EventType(o.Event), Data: reftest.Copy(o.Data).(map[string]any)})
 		default:
 			m.warns.want++
 		}
 	}
 	return false
-}
-
-// modelSecret reports whether k names a secret that Serialize never writes.
-func modelSecret(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range []string{"api_key", "apikey", "token", "secret", "password", "passwd", "authorization", "credential", "private_key", "access_key", "auth_token", "bearer"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// modelRedact returns a copy of v without its secret keys, at any depth.
-func modelRedact(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return modelRedactMap(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = modelRedact(e)
-		}
-		return out
-	}
-	return v
-}
-
-func modelRedactMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if !modelSecret(k) {
-			out[k] = modelRedact(v)
-		}
-	}
-	return out
 }
 
 // restore serializes the context, restores it and carries on with the
@@ -538,14 +343,14 @@ func (m *foldModel) restore(t checkT, op string) {
 
 	want := old.Log().Events()
 	for i := range want {
-		want[i].Data = modelRedactMap(want[i].Data)
+		want[i].Data = reftest.Redact(want[i].Data)
 	}
 	require.Equal(t, want, c.Log().Events(), "%s: the events", op)
 	require.Equal(t, old.Log().ID(), c.Log().ID(), op)
 	id, seq, ok := old.Log().Parent()
 	id2, seq2, ok2 := c.Log().Parent()
 	require.Equal(t, []any{id, seq, ok}, []any{id2, seq2, ok2}, "%s: the parent", op)
-	require.Equal(t, modelRedactMap(old.Deps), c.Deps, "%s: the deps", op)
+	require.Equal(t, reftest.Redact(old.Deps), c.Deps, "%s: the deps", op)
 	require.Equal(t, old.NeedsResponse, c.NeedsResponse, op)
 	require.Empty(t, c.SystemPromptOverlay(), op)
 	require.Equal(t, nonNil(m.msgs), nonNil(c.Messages()), "%s: the view without the overlay", op)
@@ -555,140 +360,39 @@ func (m *foldModel) restore(t checkT, op string) {
 
 	c.Logger = old.Logger
 	m.c, m.overlay = c, ""
-	m.deps = modelRedactMap(m.deps)
+	m.deps = reftest.Redact(m.deps)
 	for i := range m.events {
-		m.events[i].Data = modelRedactMap(m.events[i].Data)
+		m.events[i].Data = reftest.Redact(m.events[i].Data)
 	}
-}
-
-var (
-	modelDepKeys = []string{"a", "b", "list", "list", "m", "m", "n", "API_Key"}
-	modelSubKeys = []string{"x", "y", "z", "db_Password"}
-)
-
-// depValue returns a value whose JSON round trip is exact: no whole floats,
-// no nil maps or lists.
-func (g *modelGen) depValue(depth int) any {
-	switch g.r.IntN(10) {
-	case 0:
-		return "s" + strconv.Itoa(g.next())
-	case 1:
-		return g.next() * (1 - 2*g.r.IntN(2))
-	case 2:
-		return g.r.IntN(2) == 0
-	case 3:
-		return 0.25 + float64(g.r.IntN(8))
-	case 4:
-		return nil
-	case 5, 6:
-		if depth < 3 {
-			return g.depMap(depth + 1)
-		}
-	case 7, 8:
-		if depth < 3 {
-			return g.depList(depth + 1)
-		}
-	}
-	return "v" + strconv.Itoa(g.next())
-}
-
-func (g *modelGen) depMap(depth int) map[string]any {
-	m := map[string]any{}
-	for range g.r.IntN(4) {
-		m[modelSubKeys[g.r.IntN(len(modelSubKeys))]] = g.depValue(depth)
-	}
-	return m
-}
-
-func (g *modelGen) depList(depth int) []any {
-	l := []any{}
-	for range g.r.IntN(4) {
-		l = append(l, g.depValue(depth))
-	}
-	return l
-}
-
-// depOp returns an operation that cannot fail on deps.
-func (g *modelGen) depOp(deps map[string]any) modelOp {
-	key := modelDepKeys[g.r.IntN(len(modelDepKeys))]
-	switch x := g.r.IntN(20); {
-	case x < 4:
-		return modelOp{kind: nous.OpSet, key: key, value: g.depValue(1)}
-	case x < 8:
-		return modelOp{kind: nous.OpMerge, key: key, value: g.depMap(1)}
-	case x < 13:
-		if !modelAppendable(deps, key) {
-			var keys []string
-			for _, k := range modelDepKeys {
-				if modelAppendable(deps, k) {
-					keys = append(keys, k)
-				}
-			}
-			if len(keys) == 0 {
-				return modelOp{kind: nous.OpDelete, key: key}
-			}
-			key = keys[g.r.IntN(len(keys))]
-		}
-		return modelOp{kind: nous.OpAppend, key: key, value: g.depValue(1)}
-	case x < 15:
-		return modelOp{kind: nous.OpDelete, key: key}
-	}
-	// A log event: mostly bookkeeping; else a surface or unknown type,
-	// which Apply drops with a warning.
-	types := []nous.EventType{
-		nous.EventTurnStart, nous.EventTurnEnd, nous.EventStepStart, nous.EventStepEnd, nous.EventToolCall, nous.EventRequestHeader,
-		nous.EventTurnStart, nous.EventToolCall, nous.EventUserMessage, nous.EventReplace, nous.EventToolResult, "nope",
-	}
-	o := modelOp{kind: nous.OpLogEvent, typ: types[g.r.IntN(len(types))]}
-	if g.r.IntN(3) != 0 {
-		o.data = g.depMap(1)
-	}
-	return o
-}
-
-// failingOps returns operations that end with an append onto a value that
-// is not a list.
-func (g *modelGen) failingOps(deps map[string]any) []modelOp {
-	var keys []string
-	for _, k := range modelDepKeys {
-		if !modelAppendable(deps, k) {
-			keys = append(keys, k)
-		}
-	}
-	item := g.depValue(1)
-	if len(keys) == 0 || g.r.IntN(3) == 0 {
-		key := modelDepKeys[g.r.IntN(len(modelDepKeys))]
-		scalars := []any{"text", 7, false, 0.5, map[string]any{"x": []any{1}}}
-		return []modelOp{
-			{kind: nous.OpSet, key: key, value: scalars[g.r.IntN(len(scalars))]},
-			{kind: nous.OpAppend, key: key, value: item},
-		}
-	}
-	return []modelOp{{kind: nous.OpAppend, key: keys[g.r.IntN(len(keys))], value: item}}
 }
 
 // update returns the operations of an update of up to five operations
-// (none too) and the deps after them; when fail, they also hold failing
-// operations somewhere, and the deps returned are deps.
-func (g *modelGen) update(deps map[string]any, fail bool) ([]modelOp, map[string]any) {
+// (none too) that succeed on deps, and the deps after them; when fail, they
+// also hold failing operations somewhere, and the deps returned are deps.
+func (g *modelGen) update(deps map[string]any, fail bool) ([]reftest.Op, map[string]any) {
 	n := g.r.IntN(6)
 	failAt := -1
 	if fail {
 		failAt = g.r.IntN(n + 1)
 	}
-	var ops []modelOp
+	var ops []reftest.Op
 	state := deps
 	for i := range n + 1 {
 		if i == failAt {
-			ops = append(ops, g.failingOps(state)...)
+			ops = append(ops, g.deps.Failing(state)...)
 		}
 		if i == n {
 			break
 		}
-		o := g.depOp(state)
-		ops = append(ops, o)
-		if s, err := modelReduce(state, []modelOp{o}); err == nil {
-			state = s
+		for {
+			o := g.deps.Op(state)
+			if o.Kind == reftest.Log && g.r.IntN(3) == 0 {
+				o.Data = nil
+			}
+			if next, failAt := reftest.Reduce(state, []reftest.Op{o}); failAt < 0 {
+				ops, state = append(ops, o), next
+				break
+			}
 		}
 	}
 	if fail {
@@ -698,26 +402,27 @@ func (g *modelGen) update(deps map[string]any, fail bool) ([]modelOp, map[string
 }
 
 func TestFoldModel(t *testing.T) {
-	steps, runs := 300, 2
+	steps, runs := 300, 4
 	switch {
-	case modelLong():
-		steps, runs = 1000, 8
+	case nous.Long():
+		steps, runs = 1000, 16
 	case testing.Short():
-		steps, runs = 100, 1
+		steps, runs = 100, 2
 	}
-	for _, seed := range modelSeeds(t) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			t.Logf("seed %d; replay with: go test -run TestFoldModel -nous.seed=%d .", seed, seed)
-			r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-			for run := range runs {
-				runFoldModel(t, r, run, steps)
-			}
-		})
+	seed := nous.Seed(t)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for run := range runs {
+		runFoldModel(t, r, run, steps)
 	}
 }
 
 func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
-	g := &modelGen{r: r}
+	g := &modelGen{r: r, deps: &reftest.Gen{Src: r, JSON: true,
+		Keys:    []string{"a", "b", "list", "list", "m", "m", "n", "API_Key"},
+		SubKeys: []string{"x", "y", "z", "db_Password"},
+		Events: []string{"turn_start", "turn_end", "step_start", "step_end", "tool_call", "request_header",
+			"turn_start", "tool_call", "user_message", "replace", "tool_result", "nope"},
+	}}
 	first := newFoldModel("c0", &modelWarnings{})
 	models := []*foldModel{first}
 	var trace []string
@@ -760,7 +465,7 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			require.NoError(t, c.AddMessage(msg, opts...), op)
 			m.add(msg, source)
 			if r.IntN(3) == 0 {
-				scribbleMessage(&msg)
+				reftest.Scribble(&msg)
 			}
 		case x < 40: // add a batch, sometimes with an invalid message in it
 			kind = "batch"
@@ -783,7 +488,7 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 				}
 			}
 			for i := range batch {
-				scribbleMessage(&batch[i])
+				reftest.Scribble(&batch[i])
 			}
 		case x < 45: // an invalid single message
 			kind = "invalid"
@@ -801,8 +506,8 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			err := c.LogEvent(typ, data)
 			if typ.IsBookkeeping() {
 				require.NoError(t, err, op)
-				m.events = append(m.events, modelEvent{Type: typ, Data: jsonCopyMap(data)})
-				scribbleMap(data)
+				m.events = append(m.events, modelEvent{Type: typ, Data: reftest.Copy(data).(map[string]any)})
+				reftest.Scribble(data)
 			} else {
 				require.Error(t, err, op)
 			}
@@ -849,7 +554,7 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 				m.msgs = slices.Replace(m.msgs, f, z+1, rep)
 				m.seqs = slices.Replace(m.seqs, f, z+1, int64(len(m.events)))
 			}
-			scribbleMessage(&msg)
+			reftest.Scribble(&msg)
 		case x < 80: // the overlay
 			kind = "overlay"
 			text := []string{"", "", "overlay A", "overlay B\nline two"}[r.IntN(4)]
@@ -879,13 +584,13 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			kind = "update"
 			fail := r.IntN(5) == 0
 			ops, _ := g.update(m.deps, fail)
-			u := modelBuild(ops)
+			u := nous.BuildForTest(ops)
 			op = fmt.Sprintf("%s: apply %v", m.name, ops)
 			require.Equal(t, len(ops), u.Len(), op)
 			var before ctxState
 			var deps map[string]any
 			if fail {
-				before, deps = stateOf(c), jsonCopyMap(c.Deps)
+				before, deps = stateOf(c), reftest.Copy(c.Deps).(map[string]any)
 			}
 			err := u.Apply(c)
 			require.Equal(t, fail, m.apply(t, err, ops, op), "%s: failed: %v", op, err)
@@ -974,15 +679,15 @@ func combineStep(t *testing.T, r *rand.Rand, g *modelGen, m *foldModel, name str
 	if r.IntN(6) == 0 {
 		failing = r.IntN(k)
 	}
-	ops := make([][]modelOp, k)
+	ops := make([][]reftest.Op, k)
 	us := make([]nous.ContextUpdate, k)
 	before := make([][]nous.Operation, k)
-	var all []modelOp
+	var all []reftest.Op
 	total := 0
 	state := m.deps
 	for i := range k {
 		ops[i], state = g.update(state, i == failing)
-		us[i] = modelBuild(ops[i])
+		us[i] = nous.BuildForTest(ops[i])
 		before[i] = us[i].Operations()
 		all = append(all, ops[i]...)
 		total += us[i].Len()
@@ -1013,67 +718,24 @@ func combineStep(t *testing.T, r *rand.Rand, g *modelGen, m *foldModel, name str
 	return d, op
 }
 
-// modelCopy returns a deep copy of m, made without the package's own copy.
+// modelCopy returns a deep copy of m, made without the package's own
+// copy, with its CreatedAt in UTC as the context keeps it.
 func modelCopy(m nous.Message) nous.Message {
-	if m.Parts != nil {
-		ps := make([]nous.ContentPart, len(m.Parts))
-		for i, p := range m.Parts {
-			p.Options = jsonCopyMap(p.Options)
-			ps[i] = p
-		}
-		m.Parts = ps
-	}
-	if m.ToolCalls != nil {
-		tcs := make([]nous.ToolCall, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			if tc.Arguments != nil {
-				tc.Arguments = append(json.RawMessage{}, tc.Arguments...)
-			}
-			tc.Metadata = jsonCopyMap(tc.Metadata)
-			tcs[i] = tc
-		}
-		m.ToolCalls = tcs
-	}
-	m.Metadata = jsonCopyMap(m.Metadata)
+	m = reftest.Copy(m).(nous.Message)
 	if !m.CreatedAt.IsZero() {
 		m.CreatedAt = m.CreatedAt.UTC()
 	}
 	return m
 }
 
-func jsonCopyMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = jsonCopyValue(v)
-	}
-	return out
-}
-
-func jsonCopyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return jsonCopyMap(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = jsonCopyValue(e)
-		}
-		return out
-	}
-	return v
-}
-
 // TestFoldModelCheckCanFail makes sure the model's check is not vacuous: a
 // context that differs from its model in any one respect fails it.
 func TestFoldModelCheckCanFail(t *testing.T) {
-	setup := []modelOp{
-		{kind: nous.OpSet, key: "m", value: map[string]any{"x": map[string]any{"a": 1}}},
-		{kind: nous.OpAppend, key: "list", value: 1},
-		{kind: nous.OpSet, key: "API_Key", value: "k"},
-		{kind: nous.OpLogEvent, typ: nous.EventTurnStart, data: map[string]any{"n": 1, "Token": "t"}},
+	setup := []reftest.Op{
+		{Kind: reftest.Set, Key: "m", Value: map[string]any{"x": map[string]any{"a": 1}}},
+		{Kind: reftest.Append, Key: "list", Value: 1},
+		{Kind: reftest.Set, Key: "API_Key", Value: "k"},
+		{Kind: reftest.Log, Event: "turn_start", Data: map[string]any{"n": 1, "Token": "t"}},
 	}
 	good := func() *foldModel {
 		m := newFoldModel("c", &modelWarnings{})
@@ -1081,21 +743,21 @@ func TestFoldModelCheckCanFail(t *testing.T) {
 			require.NoError(t, m.c.AddMessage(msg))
 			m.add(msg, "")
 		}
-		m.apply(t, modelBuild(setup).Apply(m.c), setup, "setup")
+		m.apply(t, nous.BuildForTest(setup).Apply(m.c), setup, "setup")
 		return m
 	}
 	restored := func(m *foldModel) { m.restore(t, "restore") }
-	apply := func(m *foldModel, ops ...modelOp) error { return modelBuild(ops).Apply(m.c) }
+	apply := func(m *foldModel, ops ...reftest.Op) error { return nous.BuildForTest(ops).Apply(m.c) }
 
 	// The model, kept right, passes: the breaks below fail for what they
 	// break, not for what they share with it.
 	m := good()
 	m.check(t, 0)
-	for _, ops := range [][]modelOp{
-		{{kind: nous.OpAppend, key: "list", value: 2}},
-		{{kind: nous.OpMerge, key: "m", value: map[string]any{"x": map[string]any{"b": 2}}}},
-		{{kind: nous.OpSet, key: "a", value: 1}, {kind: nous.OpAppend, key: "m", value: 1}},
-		{{kind: nous.OpLogEvent, typ: nous.EventUserMessage}, {kind: nous.OpLogEvent, typ: nous.EventToolCall, data: map[string]any{"n": 1}}},
+	for _, ops := range [][]reftest.Op{
+		{{Kind: reftest.Append, Key: "list", Value: 2}},
+		{{Kind: reftest.Merge, Key: "m", Value: map[string]any{"x": map[string]any{"b": 2}}}},
+		{{Kind: reftest.Set, Key: "a", Value: 1}, {Kind: reftest.Append, Key: "m", Value: 1}},
+		{{Kind: reftest.Log, Event: "user_message"}, {Kind: reftest.Log, Event: "tool_call", Data: map[string]any{"n": 1}}},
 	} {
 		m.apply(t, apply(m, ops...), ops, fmt.Sprint(ops))
 		m.check(t, 0)
@@ -1121,27 +783,27 @@ func TestFoldModelCheckCanFail(t *testing.T) {
 		"nested context deps": func(m *foldModel) { m.c.Deps["m"].(map[string]any)["x"].(map[string]any)["a"] = 2 },
 		"model deps":          func(m *foldModel) { m.deps["list"] = []any{1, 1} },
 		"append prepends": func(m *foldModel) {
-			_ = apply(m, modelOp{kind: nous.OpAppend, key: "list", value: 2})
+			_ = apply(m, reftest.Op{Kind: reftest.Append, Key: "list", Value: 2})
 			m.deps["list"] = []any{2, 1}
 		},
 		"shallow merge": func(m *foldModel) {
-			_ = apply(m, modelOp{kind: nous.OpMerge, key: "m", value: map[string]any{"x": map[string]any{"b": 2}}})
+			_ = apply(m, reftest.Op{Kind: reftest.Merge, Key: "m", Value: map[string]any{"x": map[string]any{"b": 2}}})
 			m.deps["m"] = map[string]any{"x": map[string]any{"b": 2}}
 		},
 		"failed update half applied": func(m *foldModel) {
-			_ = apply(m, modelOp{kind: nous.OpSet, key: "a", value: 1}, modelOp{kind: nous.OpAppend, key: "m", value: 1})
+			_ = apply(m, reftest.Op{Kind: reftest.Set, Key: "a", Value: 1}, reftest.Op{Kind: reftest.Append, Key: "m", Value: 1})
 			m.deps["a"] = 1
 		},
 		"refused log event logged": func(m *foldModel) {
-			_ = apply(m, modelOp{kind: nous.OpLogEvent, typ: nous.EventUserMessage})
+			_ = apply(m, reftest.Op{Kind: reftest.Log, Event: "user_message"})
 			m.events = append(m.events, modelEvent{Type: nous.EventUserMessage})
 			m.warns.want++
 		},
 		"drop without a warning": func(m *foldModel) {
-			_ = apply(m, modelOp{kind: nous.OpLogEvent, typ: nous.EventReplace})
+			_ = apply(m, reftest.Op{Kind: reftest.Log, Event: "replace"})
 		},
 		"update event data": func(m *foldModel) {
-			_ = apply(m, modelOp{kind: nous.OpLogEvent, typ: nous.EventToolCall, data: map[string]any{"n": 1}})
+			_ = apply(m, reftest.Op{Kind: reftest.Log, Event: "tool_call", Data: map[string]any{"n": 1}})
 			m.events = append(m.events, modelEvent{Type: nous.EventToolCall, Data: map[string]any{"n": 2}})
 		},
 
@@ -1157,7 +819,7 @@ func TestFoldModelCheckCanFail(t *testing.T) {
 			m.c.SetSystemPromptOverlay("o")
 		},
 		"deps not redacted": func(m *foldModel) {
-			deps := jsonCopyMap(m.deps)
+			deps := reftest.Copy(m.deps).(map[string]any)
 			restored(m)
 			m.deps = deps
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/reftest"
 )
 
 // ev builds an event for hand-made logs.
@@ -55,7 +56,7 @@ func TestFold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := cloneEvents(tt.events)
+			before := reftest.Copy(tt.events)
 			got, err := nous.Fold(tt.events)
 			require.NoError(t, err)
 			texts := []string{}
@@ -69,26 +70,10 @@ func TestFold(t *testing.T) {
 	}
 }
 
-func cloneEvents(es []nous.Event) []nous.Event {
-	if es == nil {
-		return nil
-	}
-	out := make([]nous.Event, len(es))
-	for i, e := range es {
-		if e.Message != nil {
-			m := modelCopy(*e.Message)
-			e.Message = &m
-		}
-		e.Data = jsonCopyMap(e.Data)
-		out[i] = e
-	}
-	return out
-}
-
 func TestFoldErrors(t *testing.T) {
 	u := func(s string) *nous.Message { return msgPtr(mUser(s)) }
 	two := []nous.Event{logEv(1, nous.EventUserMessage, u("a")), logEv(2, nous.EventTurnEnd, nil)}
-	with := func(es ...nous.Event) []nous.Event { return append(cloneEvents(two), es...) }
+	with := func(es ...nous.Event) []nous.Event { return append(reftest.Copy(two).([]nous.Event), es...) }
 	withFirst := func(e nous.Event, f, l int64) nous.Event { e.First, e.Last = f, l; return e }
 	tests := []struct {
 		name   string
@@ -120,7 +105,7 @@ func TestFoldErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := cloneEvents(tt.events)
+			before := reftest.Copy(tt.events)
 			got, err := nous.Fold(tt.events)
 			require.ErrorIs(t, err, tt.want)
 			assert.Nil(t, got)
