@@ -1,7 +1,7 @@
 //go:build !race
 
-// The race detector changes what allocates, so the budgets are checked only
-// without it.
+// The race detector changes what allocates, so the allocation budgets and
+// the memory footprint are checked only without it, all in this file.
 
 package nous_test
 
@@ -13,119 +13,81 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// TestAllocationBudgets checks the allocation budgets. Time
-// targets are ratios of benchmarks and are not asserted here: they are
-// measured by the benchmarks and recorded in BENCHMARKS.md.
+// wantAllocs fails t unless f allocates at most max times per call, on
+// average.
+func wantAllocs(t *testing.T, name string, max float64, f func()) {
+	t.Helper()
+	if got := testing.AllocsPerRun(2000, f); got > max {
+		t.Errorf("%s: %v allocations per call, budget %v", name, got, max)
+	}
+}
+
+// TestAllocationBudgets checks the allocation budgets. Time targets are
+// ratios of benchmarks and are not asserted here: they are measured by the
+// benchmarks and recorded in BENCHMARKS.md.
 func TestAllocationBudgets(t *testing.T) {
-	const runs = 2000
 	call := nous.ToolCall{ID: "call_1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}
 	data := map[string]any{"tool": "get_weather", "attempt": 1}
-
-	tests := []struct {
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	withCall := plainContext(t, 1000)
+	must(withCall.AddMessage(nous.AssistantMessage("", call)))
+	for _, tt := range []struct {
 		name   string
 		max    float64
-		setup  func() *nous.Context
+		c      *nous.Context
 		action func(c *nous.Context)
 	}{
-		{
-			// Amortized: the log allocates a chunk every 512 events and the
-			// view grows by doubling.
-			name:  "AddMessage plain",
-			max:   2,
-			setup: func() *nous.Context { return plainContext(t, 1000) },
-			action: func(c *nous.Context) {
-				if err := c.AddMessage(benchMessage); err != nil {
-					t.Fatal(err)
-				}
-			},
-		},
-		{
-			name:  "AddMessages plain batch of 1",
-			max:   2,
-			setup: func() *nous.Context { return plainContext(t, 1000) },
-			action: func(c *nous.Context) {
-				if err := c.AddMessages(benchMessage); err != nil {
-					t.Fatal(err)
-				}
-			},
-		},
-		{
-			name:  "All",
-			max:   0,
-			setup: func() *nous.Context { return conversationContext(t, 1000) },
-			action: func(c *nous.Context) {
-				k := 0
-				for _, m := range c.All() {
-					k += len(m.Content)
-				}
-				sinkInt += k
-			},
-		},
-		{
-			name:   "Messages plain",
-			max:    1,
-			setup:  func() *nous.Context { return plainContext(t, 1000) },
-			action: func(c *nous.Context) { sinkMsgs = c.Messages() },
-		},
-		{
-			name:   "LastMessage plain",
-			max:    0,
-			setup:  func() *nous.Context { return plainContext(t, 1000) },
-			action: func(c *nous.Context) { sinkMsg, _ = c.LastMessage() },
-		},
-		{
-			name: "LastMessage with a tool call",
-			// The caller owns the copy: the ToolCalls slice and its
-			// Arguments are copied.
-			max: 2,
-			setup: func() *nous.Context {
-				c := plainContext(t, 1000)
-				if err := c.AddMessage(nous.AssistantMessage("", call)); err != nil {
-					t.Fatal(err)
-				}
-				return c
-			},
-			action: func(c *nous.Context) { sinkMsg, _ = c.LastMessage() },
-		},
-		{
-			// A handful per section of the document, none per event: the
-			// size estimate sizes the buffer once (without it, 33).
-			name:   "Serialize 1,000 messages",
-			max:    24,
-			setup:  func() *nous.Context { return conversationContext(t, 1000) },
-			action: func(c *nous.Context) { sinkBytes, _ = c.Serialize() },
-		},
-		{
-			name:  "LogEvent without data",
-			max:   0,
-			setup: func() *nous.Context { return plainContext(t, 1000) },
-			action: func(c *nous.Context) {
-				if err := c.LogEvent(nous.EventStepStart, nil); err != nil {
-					t.Fatal(err)
-				}
-			},
-		},
-		{
-			// No more than copying the event's own data.
-			name:  "LogEvent with data",
-			max:   testing.AllocsPerRun(runs, func() { sinkMap = maps.Clone(data) }),
-			setup: func() *nous.Context { return plainContext(t, 1000) },
-			action: func(c *nous.Context) {
-				if err := c.LogEvent(nous.EventToolCall, data); err != nil {
-					t.Fatal(err)
-				}
-			},
-		},
+		// Amortized: the log allocates a chunk every 512 events and the
+		// view grows by doubling.
+		{"AddMessage plain", 2, plainContext(t, 1000), func(c *nous.Context) { must(c.AddMessage(benchMessage)) }},
+		{"AddMessages plain batch of 1", 2, plainContext(t, 1000), func(c *nous.Context) { must(c.AddMessages(benchMessage)) }},
+		{"All", 0, conversationContext(t, 1000), func(c *nous.Context) { sinkInt += walkAll(c) }},
+		{"Messages plain", 1, plainContext(t, 1000), func(c *nous.Context) { sinkMsgs = c.Messages() }},
+		{"LastMessage plain", 0, plainContext(t, 1000), func(c *nous.Context) { sinkMsg, _ = c.LastMessage() }},
+		// The caller owns the copy: the ToolCalls slice and its Arguments
+		// are copied.
+		{"LastMessage with a tool call", 2, withCall, func(c *nous.Context) { sinkMsg, _ = c.LastMessage() }},
+		// A handful per section of the document, none per event: the size
+		// estimate sizes the buffer once (without it, 33).
+		{"Serialize 1,000 messages", 24, conversationContext(t, 1000), func(c *nous.Context) { sinkBytes, _ = c.Serialize() }},
+		{"LogEvent without data", 0, plainContext(t, 1000), func(c *nous.Context) { must(c.LogEvent(nous.EventStepStart, nil)) }},
+		// No more than copying the event's own data.
+		{"LogEvent with data", testing.AllocsPerRun(2000, func() { sinkMap = maps.Clone(data) }), plainContext(t, 1000),
+			func(c *nous.Context) { must(c.LogEvent(nous.EventToolCall, data)) }},
+	} {
+		wantAllocs(t, tt.name, tt.max, func() { tt.action(tt.c) })
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := tt.setup()
-			got := testing.AllocsPerRun(runs, func() { tt.action(c) })
-			if got > tt.max {
-				t.Errorf("%s: %v allocations per call, budget %v", tt.name, got, tt.max)
+
+	// All allocates nothing whatever the view holds and however the overlay
+	// shows in it, nor when the loop breaks early.
+	for name, c := range viewShapes(t) {
+		wantAllocs(t, "All over "+name, 0, func() { sinkInt += walkAll(c) })
+		wantAllocs(t, "All with an early break over "+name, 0, func() {
+			for _, m := range c.All() {
+				sinkInt += len(m.Content)
+				break
 			}
 		})
 	}
+
+	// Clone shares the log and the view instead of copying them: a few
+	// allocations, as many for a long conversation as for a short one.
+	cloneAllocs := func(n int) float64 {
+		c := nous.NewContext()
+		for range n {
+			mustAddAll(t, c, fullMessage())
+		}
+		return testing.AllocsPerRun(20, func() { sinkCtx = c.Clone() })
+	}
+	if short, long := cloneAllocs(10), cloneAllocs(5000); long != short || long > 10 {
+		t.Errorf("Clone allocates %v times for 5000 messages, %v for 10: want the same, at most 10", long, short)
+	}
+
+	wantAllocs(t, "isSecretName of a plain key", 0, func() { nous.IsSecretName("iteration") })
 }
 
 // TestAddMessageAmortizedAllocs checks the per-message allocations of a long
@@ -146,6 +108,33 @@ func TestAddMessageAmortizedAllocs(t *testing.T) {
 	t.Logf("AddMessage: %.4f allocations per plain message over %d", perMsg, n)
 	if perMsg > 2 {
 		t.Errorf("AddMessage: %.4f allocations per plain message, budget 2", perMsg)
+	}
+}
+
+// Appending to a list once per Apply costs O(1) amortized: the context keeps
+// the list's spare capacity for itself instead of copying the list on every
+// Apply. Copying would allocate about 16 bytes per item per Apply: 1,000
+// Applies onto a 20,000-item list would allocate over 300 MB.
+func TestApplyAppendIsAmortizedConstant(t *testing.T) {
+	c := nous.NewContext()
+	for i := range 20_000 {
+		if err := nous.NewContextUpdate().Append("log", i).Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range 1_000 {
+		if err := nous.NewContextUpdate().Append("log", i).Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if perApply := (after.TotalAlloc - before.TotalAlloc) / 1_000; perApply >= 4_000 {
+		t.Errorf("an Apply of one Append allocates %d bytes, budget 4,000", perApply)
+	}
+	if l, _ := nous.Dep[[]any](c.Deps, "log"); len(l) != 21_000 || l[19_999] != 19_999 || l[20_999] != 999 {
+		t.Errorf("the list holds %d items, wrong ones", len(l))
 	}
 }
 

@@ -101,6 +101,34 @@ func overlaid(folded []nous.Message, overlay string, view []nous.Message) []nous
 	return append([]nous.Message{lead}, out...)
 }
 
+// viewShapes returns a new context of every shape a view takes: empty and
+// zero, messages with maps and slices and bookkeeping between them, an
+// overlay joined to a system message or standing alone, and a log of two
+// chunks with a long range replaced, whose view a clone shares, and the
+// clone that went on.
+func viewShapes(t testing.TB) map[string]*nous.Context {
+	plain := nous.NewContext()
+	mustAddAll(t, plain, mSystem("s"))
+	for range 50 {
+		mustAddAll(t, plain, mUser("u"), fullMessage())
+		require.NoError(t, plain.LogEvent(nous.EventTurnEnd, nil))
+	}
+	overlaid, synthetic := nous.NewContext(), nous.NewContext()
+	mustAddAll(t, overlaid, mSystem("s"), mUser("u"))
+	overlaid.SetSystemPromptOverlay("o")
+	mustAddAll(t, synthetic, mUser("u"), mAssistant("a"))
+	synthetic.SetSystemPromptOverlay("o")
+	replaced := nous.NewContext()
+	for range 600 {
+		mustAddAll(t, replaced, mUser("u"))
+	}
+	require.NoError(t, replaced.ReplaceMessageRange(10, 500, mUser("summary")))
+	clone := replaced.Clone()
+	mustAddAll(t, clone, mUser("d"))
+	return map[string]*nous.Context{"empty": nous.NewContext(), "zero": {}, "plain": plain, "overlaid": overlaid,
+		"synthetic overlay": synthetic, "replaced and cloned": replaced, "a clone that went on": clone}
+}
+
 func TestNewContextDefaults(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	c := nous.NewContext()
@@ -1053,56 +1081,26 @@ func TestClone(t *testing.T) {
 	})
 }
 
+// TestAll walks every shape of view: indices 0, 1, 2, ..., the messages of
+// Messages, and a loop may stop early.
 func TestAll(t *testing.T) {
-	views := map[string]func(c *nous.Context){
-		"empty":     func(c *nous.Context) {},
-		"plain":     func(c *nous.Context) { mustAddAll(t, c, mUser("a"), mAssistant("b"), fullMessage()) },
-		"overlaid":  func(c *nous.Context) { mustAddAll(t, c, mSystem("s"), mUser("a")); c.SetSystemPromptOverlay("o") },
-		"synthetic": func(c *nous.Context) { mustAddAll(t, c, mUser("a"), mUser("b")); c.SetSystemPromptOverlay("o") },
-		"replaced": func(c *nous.Context) {
-			mustAddAll(t, c, mUser("a"), mUser("b"), mUser("c"))
-			_ = c.ReplaceMessageRange(0, 1, mUser("r"))
-		},
-	}
-	for name, setup := range views {
-		t.Run(name, func(t *testing.T) {
-			c := nous.NewContext()
-			setup(c)
-			var got []nous.Message
-			for i, m := range c.All() {
-				require.Equal(t, len(got), i, "indices run 0, 1, 2, ...")
-				got = append(got, m)
-			}
-			want := c.Messages()
-			if len(want) == 0 {
-				assert.Empty(t, got)
-			} else {
-				assert.Equal(t, want, got)
-			}
-			assert.Equal(t, c.Len(), len(want))
-		})
-	}
-	t.Run("early break", func(t *testing.T) {
-		for _, overlay := range []string{"", "o"} {
-			c := nous.NewContext()
-			mustAddAll(t, c, mUser("a"), mUser("b"), mUser("c"))
-			c.SetSystemPromptOverlay(overlay)
-			n := 0
-			for i := range c.All() {
-				n++
-				if i == 1 {
-					break
-				}
-			}
-			assert.Equal(t, 2, n)
-			n = 0
-			for range c.All() {
-				n++
+	for name, c := range viewShapes(t) {
+		var got []nous.Message
+		for i, m := range c.All() {
+			require.Equal(t, len(got), i, name)
+			got = append(got, m)
+		}
+		want := c.Messages()
+		assert.Equal(t, len(want), c.Len(), name)
+		assert.Equal(t, want, append([]nous.Message{}, got...), name)
+		n := 0
+		for i := range c.All() {
+			if n++; i == 1 {
 				break
 			}
-			assert.Equal(t, 1, n)
 		}
-	})
+		assert.Equal(t, min(2, len(want)), n, name)
+	}
 }
 
 func TestZeroContext(t *testing.T) {
@@ -1181,20 +1179,6 @@ func TestSessionLogEventLookup(t *testing.T) {
 // TestFailureLeavesNoTrace runs every operation that can fail, in every
 // shape of view, and checks that the context is exactly as before.
 func TestFailureLeavesNoTrace(t *testing.T) {
-	setups := map[string]func(c *nous.Context){
-		"empty": func(c *nous.Context) {},
-		"plain": func(c *nous.Context) {
-			mustAddAll(t, c, mSystem("s"), mUser("u"), fullMessage())
-			_ = c.LogEvent(nous.EventTurnEnd, nil)
-		},
-		"synthetic overlay": func(c *nous.Context) { mustAddAll(t, c, mUser("u"), mAssistant("a")); c.SetSystemPromptOverlay("o") },
-		"overlaid":          func(c *nous.Context) { mustAddAll(t, c, mSystem("s"), mUser("u")); c.SetSystemPromptOverlay("o") },
-		"replaced clone": func(c *nous.Context) {
-			mustAddAll(t, c, mUser("a"), mUser("b"), mUser("c"))
-			_ = c.ReplaceMessageRange(0, 1, mUser("r"))
-			_ = c.Clone()
-		},
-	}
 	bad := nous.Message{Role: nous.RoleUser}
 	ops := map[string]func(c *nous.Context) error{
 		"AddMessage invalid":              func(c *nous.Context) error { return c.AddMessage(bad, nous.WithSource("memory")) },
@@ -1211,11 +1195,9 @@ func TestFailureLeavesNoTrace(t *testing.T) {
 		"ReplaceMessageRange invalid":     func(c *nous.Context) error { return c.ReplaceMessageRange(0, c.Len()-1, bad) },
 		"ReplaceMessageRange bad and OOR": func(c *nous.Context) error { return c.ReplaceMessageRange(-3, 99, bad) },
 	}
-	for sname, setup := range setups {
-		for oname, op := range ops {
+	for oname, op := range ops {
+		for sname, c := range viewShapes(t) {
 			t.Run(sname+"/"+oname, func(t *testing.T) {
-				c := nous.NewContext()
-				setup(c)
 				before := stateOf(c)
 				err := op(c)
 				require.Error(t, err)
