@@ -2,12 +2,21 @@ package nous_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/nous-go/nous"
 )
 
-// Example is the README's example; it runs, so the README cannot rot.
+// Example is the README's example: TestExampleIsTheREADMEs keeps the two
+// the same, so the README's code runs and its output is checked.
 func Example() {
 	c := nous.NewContext(nous.WithSystemPrompt("You are terse."))
 	c.AddMessage(nous.SystemMessage(c.SystemPrompt))
@@ -27,11 +36,45 @@ func Example() {
 		fmt.Println(i, m.Role, m.Text())
 	}
 	fmt.Println(c.Log().Len(), "events") // 4: three messages and one tool_call
-	fmt.Println(c.Deps["notes"])
 	// Output:
 	// 0 system You are terse.
 	// 1 user Remember that I like tea.
 	// 2 assistant Noted.
 	// 4 events
-	// [likes tea]
+}
+
+// TestExampleIsTheREADMEs checks that the go block of README.md's Example
+// section is the body of Example, line for line, indentation aside.
+func TestExampleIsTheREADMEs(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "\n## Example\n")
+	require.True(t, ok, "README.md has no Example section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, ok := strings.Cut(section, "```go\n")
+	require.True(t, ok, "README.md's Example section has no go block")
+	block, _, ok = strings.Cut(block, "\n```")
+	require.True(t, ok, "README.md's go block does not end")
+
+	fset := token.NewFileSet()
+	src, err := os.ReadFile("example_readme_test.go")
+	require.NoError(t, err)
+	f, err := parser.ParseFile(fset, "example_readme_test.go", src, 0)
+	require.NoError(t, err)
+	var body string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "Example" {
+			body = string(src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset])
+		}
+	}
+	body, _, ok = strings.Cut(body, "// Output:")
+	require.True(t, ok, "Example has no output")
+	lines := func(s string) []string {
+		out := strings.Split(strings.TrimSpace(s), "\n")
+		for i := range out {
+			out[i] = strings.TrimSpace(out[i])
+		}
+		return out
+	}
+	require.Equal(t, lines(block), lines(body), "README.md's example and Example differ")
 }
