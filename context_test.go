@@ -372,28 +372,6 @@ func TestToAndFromRunContext(t *testing.T) {
 		assert.Equal(t, 2, rc.Retry)
 		assert.Equal(t, nous.Usage{Requests: 7}, rc.Usage, "options come after the context's usage")
 	})
-	t.Run("a deps snapshot, both ways", func(t *testing.T) {
-		c := nous.NewContext(nous.WithDeps(map[string]any{
-			"n": 1, "m": map[string]any{"k": "v", "deep": map[string]any{"x": 1}}, "l": []any{1, map[string]any{"y": 2}},
-		}))
-		rc := c.ToRunContext()
-		want := map[string]any{"n": 1, "m": map[string]any{"k": "v", "deep": map[string]any{"x": 1}}, "l": []any{1, map[string]any{"y": 2}}}
-
-		c.Deps["n"] = 2
-		c.Deps["new"] = true
-		c.Deps["m"].(map[string]any)["k"] = "changed"
-		c.Deps["m"].(map[string]any)["deep"].(map[string]any)["x"] = 99
-		c.Deps["l"].([]any)[1].(map[string]any)["y"] = 99
-		c.MergeDeps(map[string]any{"merged": 1})
-		assert.Equal(t, want, rc.Deps, "the snapshot does not see the context's later writes")
-
-		c2 := nous.NewContext(nous.WithDeps(want))
-		rc2 := c2.ToRunContext()
-		rc2.Deps["n"] = 5
-		rc2.Deps["m"].(map[string]any)["deep"].(map[string]any)["x"] = 5
-		rc2.Deps["l"].([]any)[0] = 5
-		assert.Equal(t, want, c2.Deps, "the context does not see the snapshot's writes")
-	})
 	t.Run("FromRunContext", func(t *testing.T) {
 		deps := map[string]any{"key": "value", "m": map[string]any{"a": 1}}
 		rc := nous.NewRunContext(deps, nous.WithRunUsage(nous.Usage{InputTokens: 3}), nous.WithRetry(1))
@@ -689,4 +667,3 @@ func TestFailureLeavesNoTrace(t *testing.T) {
 		assert.Equal(t, before, stateOf(c))
 	})
 }
-
