@@ -456,7 +456,7 @@ func (c *Context) PatchDanglingToolCalls() int {
 }
 
 // ToRunContext returns the snapshot a tool receives: a deep copy of the deps
-// (every map and slice in them, at any depth), the usage and the logger,
+// (every map and slice in them, down to 1,000 levels), the usage and the logger,
 // changed by opts.
 // Neither the context nor the snapshot sees the other's later writes, so the
 // snapshot may be read on another goroutine while the owner goes on.

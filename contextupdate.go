@@ -2,6 +2,7 @@ package nous
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -175,14 +176,13 @@ func (u ContextUpdate) LogEvents() []LoggedEvent {
 // definition of what each operation means.
 //
 // ToDeps never modifies initial or anything reachable from it. The result is
-// a new map that shares the keys u does not change with initial; a key it
-// changes holds a value of its own: the first merge into a key copies the
-// maps at that key, the first append the list, and later operations on the
-// key write that copy, so 2,000 appends to one key copy the list once, not
-// 2,000 times. Lists in the result have no spare capacity. ([ContextUpdate.Apply]
-// does not even copy the top level: it writes the changed keys in place.) An
-// append onto a value that is not a list fails with an error wrapping
-// [ErrTypeMismatch] that names the key and the types.
+// a new map that shares what u does not change with initial: a merge copies
+// the maps along the paths it writes, and the first append to a list copies
+// it, with room to grow, so 2,000 appends to one key copy the list once, not
+// 2,000 times. The lists u changes have no spare capacity in the result.
+// ([ContextUpdate.Apply] does not even copy the top level: it writes the
+// changed keys in place.) An append onto a value that is not a list fails
+// with an error wrapping [ErrTypeMismatch] that names the key and the types.
 func (u ContextUpdate) ToDeps(initial map[string]any) (map[string]any, error) {
 	r, err := reduce(initial, nil, u.ops())
 	if err != nil {
@@ -237,10 +237,10 @@ func clipped(v any) any {
 // change are kept apart, in changed, so that applying an update to a context
 // costs the keys it touches, not all of them.
 //
-// Its one copy rule: a value in changed is this reduction's own (a set's copy
-// of its value, or the copy the first merge or append into the key made), so
-// later operations on the key write it in place; a value of base is copied
-// before it is written.
+// It never writes a map it did not make: a merge copies the maps along the
+// paths it writes (see merged). A list in changed is its own (the copy the
+// first append into the key made, or a set's copy of its value), so later
+// appends write it in place; a list of base is copied before it is written.
 type reducer struct {
 	base    map[string]any
 	changed map[string]change
@@ -289,15 +289,8 @@ func (r *reducer) apply(op Operation) error {
 			return fmt.Errorf("merge value is %T, not a map[string]any: %w", op.Value, ErrTypeMismatch)
 		}
 		cur, _ := r.get(op.Key)
-		d, ok := cur.(map[string]any)
-		switch {
-		case !ok || d == nil:
-			d = map[string]any{}
-		case !r.owns(op.Key):
-			d = jsonx.CloneMap(d)
-		}
-		mergeInto(d, m)
-		r.put(op.Key, change{value: d})
+		d, _ := cur.(map[string]any) // anything else is replaced
+		r.put(op.Key, change{value: merged(d, m)})
 	case OpAppend:
 		return r.append(op.Key, op.Value)
 	case OpLogEvent:
@@ -307,22 +300,23 @@ func (r *reducer) apply(op Operation) error {
 	return nil
 }
 
-// mergeInto deep merges a copy of src into dst, which it writes in place,
-// nested maps included.
-func mergeInto(dst, src map[string]any) {
+// merged returns a new map: dst with src deep merged into it. Nested maps
+// merge recursively, into new maps too; any other value, on either side, is
+// replaced by a copy of src's. The maps along the paths it writes are
+// copies, the rest is shared with dst, which it never writes, at any depth.
+func merged(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst)+len(src))
+	maps.Copy(out, dst)
 	for k, v := range src {
 		if sv, ok := v.(map[string]any); ok {
-			if dv, ok := dst[k].(map[string]any); ok {
-				if dv == nil { // a map all the same: merging makes it one of its own
-					dv = map[string]any{}
-					dst[k] = dv
-				}
-				mergeInto(dv, sv)
+			if dv, ok := out[k].(map[string]any); ok {
+				out[k] = merged(dv, sv)
 				continue
 			}
 		}
-		dst[k] = jsonx.CloneValue(v)
+		out[k] = jsonx.CloneValue(v)
 	}
+	return out
 }
 
 // append adds item to the list at key. The first append to a list this
@@ -422,15 +416,27 @@ func (u ContextUpdate) Apply(c *Context) error {
 
 // ApplyToRunContext returns a copy of rc with u's deps operations applied
 // through [ContextUpdate.ToDeps]; rc is unchanged. The copy shares no map or
-// slice with rc: its deps are reduced from a deep copy of rc's. A run
-// context has no log, so u's log events are dropped, with one warning on
-// rc.Logger (slog's default when nil) naming the types lost. On error it
-// returns rc itself and the error.
+// slice with rc (down to jsonx's depth bound of 1,000 levels, as
+// [NewRunContext]): its deps are a deep copy of rc's with the changed keys
+// written in place. A run context has no log, so u's log events are dropped,
+// with one warning on rc.Logger (slog's default when nil) naming the types
+// lost. On error it returns rc itself and the error.
 func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 	ops := u.ops()
-	r, err := reduce(jsonx.CloneMap(rc.Deps), nil, ops)
+	deps := jsonx.CloneMap(rc.Deps)
+	r, err := reduce(deps, nil, ops)
 	if err != nil {
 		return rc, err
+	}
+	if deps == nil {
+		deps = make(map[string]any, len(r.changed))
+	}
+	for k, ch := range r.changed {
+		if ch.deleted {
+			delete(deps, k)
+		} else {
+			deps[k] = clipped(ch.value)
+		}
 	}
 	var lost []string
 	for _, op := range ops {
@@ -441,7 +447,7 @@ func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 	if len(lost) > 0 {
 		rc.logger().Warn("nous: ContextUpdate.ApplyToRunContext dropped log events: a RunContext has no session log", "types", lost)
 	}
-	rc.Deps = r.deps()
+	rc.Deps = deps
 	if rc.Sandbox != nil {
 		p := *rc.Sandbox
 		p.WritableRoots = slices.Clone(p.WritableRoots)

@@ -86,4 +86,8 @@
 //   - Deps hold any value, but only JSON-shaped values (maps, []any, strings,
 //     numbers, booleans) are copied deeply and serialized. Whole numbers read
 //     back from JSON are int; use [Dep] to read a number of any type.
+//   - Deep copies (of deps, messages, update values) go down 1,000 levels of
+//     nesting and share whatever lies deeper with the original; such a value
+//     is not written by [Context.Serialize] either. The package never writes
+//     into a value it did not make, at any depth.
 package nous

@@ -64,7 +64,7 @@ func (c *Context) Serialize() ([]byte, error) {
 	c.ready()
 	var s sanitizer
 	d := c.document(&s)
-	c.warnDropped(&s)
+	c.warnDropped(&s, "Serialize")
 	var buf bytes.Buffer
 	buf.Grow(d.size())
 	if err := writeDocument(&buf, &d); err != nil {
@@ -104,11 +104,12 @@ func (c *Context) document(s *sanitizer) document {
 	return d
 }
 
-// warnDropped warns, on the context's logger, of the values s dropped.
-func (c *Context) warnDropped(s *sanitizer) {
+// warnDropped warns, on the context's logger, of the values s dropped for
+// the method op.
+func (c *Context) warnDropped(s *sanitizer, op string) {
 	if len(s.dropped) > 0 {
 		slices.Sort(s.dropped)
-		c.logger().Warn("nous: dropped values JSON cannot hold", "keys", s.dropped)
+		c.logger().Warn("nous: "+op+" dropped values JSON cannot hold", "keys", s.dropped)
 	}
 }
 
@@ -129,7 +130,7 @@ func (c *Context) AppendEventJSON(dst []byte, seq int64) ([]byte, error) {
 	}
 	var s sanitizer
 	e := s.event(&c.log, seq)
-	c.warnDropped(&s)
+	c.warnDropped(&s, "AppendEventJSON")
 	buf := bytes.NewBuffer(dst)
 	jw := newJSONWriter(buf)
 	jw.event(&e)
