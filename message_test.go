@@ -61,6 +61,15 @@ func TestValidate(t *testing.T) {
 		{"two objects", nous.AssistantMessage("", nous.ToolCall{ID: "c1", Arguments: args(`{}{}`)}), "object"},
 		{"unknown part type", nous.UserMessageParts(nous.TextPart("a"), nous.ContentPart{Type: "video", Content: "v"}), "video"},
 		{"empty part type", nous.UserMessageParts(nous.ContentPart{Content: "v"}), "part 0"},
+		// A part counts as content when it has content or options: an empty
+		// text part does not, a redacted thinking block (only its opaque
+		// data) does.
+		{"only an empty text part", nous.UserMessageParts(nous.TextPart("")), "empty content"},
+		{"redacted thinking", nous.UserMessageParts(nous.TextPart(""), nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{"data": "opaque"}}), ""},
+		// Arguments nested deeper than the format can carry are refused when
+		// the message is added, not when a saved context no longer loads.
+		{"arguments 1,001 levels deep", nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: args(strings.Repeat(`{"a":`, 1001) + "1" + strings.Repeat("}", 1001))}), "1001 levels"},
+		{"arguments 1,000 levels deep", nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: args(strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000))}), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -330,27 +339,4 @@ func TestEmptyArgumentsAreNone(t *testing.T) {
 	assert.NoError(t, err)
 	_, err = json.Marshal(c.Log().Events())
 	assert.NoError(t, err)
-}
-
-// A part counts as content when it has content or options: an empty text
-// part does not, a redacted thinking block (only its opaque data) does.
-func TestValidatePartsMustCarrySomething(t *testing.T) {
-	err := nous.UserMessageParts(nous.TextPart("")).Validate()
-	require.ErrorIs(t, err, nous.ErrInvalidMessage)
-	require.Contains(t, err.Error(), "empty content")
-
-	redacted := nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{"data": "opaque"}}
-	require.NoError(t, nous.UserMessageParts(nous.TextPart(""), redacted).Validate())
-	require.NoError(t, nous.UserMessageParts(nous.ImageURLPart("https://x/y.png")).Validate())
-}
-
-// Arguments nested deeper than the format can carry are refused when the
-// message is added, not discovered when a saved context no longer loads.
-func TestValidateRefusesArgumentsTooDeep(t *testing.T) {
-	deep := strings.Repeat(`{"a":`, 1001) + "1" + strings.Repeat("}", 1001)
-	err := nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: json.RawMessage(deep)}).Validate()
-	require.ErrorIs(t, err, nous.ErrInvalidMessage)
-	require.Contains(t, err.Error(), "1001 levels")
-	ok := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
-	require.NoError(t, nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: json.RawMessage(ok)}).Validate())
 }

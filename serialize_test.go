@@ -363,7 +363,11 @@ func TestSerializeUnencodable(t *testing.T) {
 	assert.Empty(t, h2.Warnings())
 }
 
-// TestDeserializeV1 reads blobs of the reference's version 1 format.
+// TestDeserializeV1 reads blobs of the reference's version 1 format that
+// the fixtures of TestGoldenV1 do not hold, and checks what every version 1
+// read promises: the caller's logger, warnings only where due, a new log ID
+// each time, the restore time as every event's and message's, a re-encode
+// that reads back the same.
 func TestDeserializeV1(t *testing.T) {
 	serDefaultLogger(t) // quiet: Deserialize warns on slog's default
 	tests := []struct {
@@ -373,20 +377,6 @@ func TestDeserializeV1(t *testing.T) {
 		warn  string
 	}{
 		{
-			name: "defaults for missing fields",
-			blob: `{"version":1}`,
-			check: func(t *testing.T, c *nous.Context) {
-				assert.Empty(t, c.Messages())
-				assert.Equal(t, map[string]any{}, c.Deps)
-				assert.Equal(t, 0, c.Iteration)
-				assert.Equal(t, 10, c.MaxIterations)
-				assert.False(t, c.NeedsResponse)
-				assert.True(t, c.StartedAt.IsZero())
-				assert.Equal(t, nous.Usage{}, c.Usage)
-				assert.Equal(t, 0, c.Log().Len())
-			},
-		},
-		{
 			name: "nulls read as missing",
 			blob: `{"version":1,"messages":null,"deps":null,"max_iterations":null,"started_at":null,"tool_calls":null,"usage":null}`,
 			check: func(t *testing.T, c *nous.Context) {
@@ -395,93 +385,21 @@ func TestDeserializeV1(t *testing.T) {
 			},
 		},
 		{
-			name: "every field",
-			blob: `{"version":1,"system_prompt":"sp","agent_name":"a","iteration":4,"max_iterations":6,"needs_response":true,
-				"deps":{"n":1,"f":1.5,"l":[1,{"m":2}]},"usage":{"requests":1,"tool_calls":2,"input_tokens":3,"output_tokens":4,"total_tokens":7},
-				"started_at":"2025-11-20T09:30:00.123456Z","tool_calls":[{"id":"c","name":"n","arguments":{"a":1}}]}`,
-			check: func(t *testing.T, c *nous.Context) {
-				assert.Equal(t, "sp", c.SystemPrompt)
-				assert.Equal(t, "a", c.AgentName)
-				assert.Equal(t, 4, c.Iteration)
-				assert.Equal(t, 6, c.MaxIterations)
-				assert.True(t, c.NeedsResponse)
-				assert.Equal(t, map[string]any{"n": 1, "f": 1.5, "l": []any{1, map[string]any{"m": 2}}}, c.Deps)
-				assert.Equal(t, nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 3, OutputTokens: 4, TotalTokens: 7}, c.Usage)
-				assert.True(t, time.Date(2025, 11, 20, 9, 30, 0, 123456000, time.UTC).Equal(c.StartedAt))
-				assert.Equal(t, []nous.ToolCall{{ID: "c", Name: "n", Arguments: json.RawMessage(`{"a":1}`)}}, c.ToolCalls)
-			},
-		},
-		{
-			name: "messages, one event each",
-			blob: `{"version":1,"messages":[
-				{"role":"system","content":"s"},
-				{"role":"user","content":"u","name":"ada","metadata":{"n":1}},
-				{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"f","arguments":{"x":[1,2]}}]},
-				{"role":"tool","content":"r","tool_call_id":"c1","name":"f"},
-				{"role":"assistant","content":"done","tool_calls":[]}]}`,
-			check: func(t *testing.T, c *nous.Context) {
-				events := c.Log().Events()
-				require.Len(t, events, 5)
-				types := []nous.EventType{nous.EventSystemMessage, nous.EventUserMessage, nous.EventAssistantMessage, nous.EventToolResult, nous.EventAssistantMessage}
-				for i, e := range events {
-					assert.Equal(t, int64(i+1), e.Seq)
-					assert.Equal(t, types[i], e.Type)
-				}
-				m := c.Messages()
-				require.Len(t, m, 5)
-				assert.Equal(t, "ada", m[1].Name)
-				assert.Equal(t, map[string]any{"n": 1}, m[1].Metadata)
-				assert.Equal(t, "", m[2].Content)
-				assert.Equal(t, json.RawMessage(`{"x":[1,2]}`), m[2].ToolCalls[0].Arguments)
-				assert.Equal(t, "c1", m[3].ToolCallID)
-				assert.Equal(t, "done", m[4].Content)
-			},
-		},
-		{
-			name: "arguments as a string holding JSON",
-			blob: `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c1","arguments":"{\"a\": 1, \"b\": [2]}"},{"id":"c2","arguments":""},{"id":"c3","arguments":null}]}],
-				"tool_calls":[{"id":"c1","arguments":"{\"a\":1}"}]}`,
-			check: func(t *testing.T, c *nous.Context) {
-				m := c.Messages()
-				assert.Equal(t, json.RawMessage(`{"a":1,"b":[2]}`), m[0].ToolCalls[0].Arguments)
-				assert.Nil(t, m[0].ToolCalls[1].Arguments)
-				assert.Nil(t, m[0].ToolCalls[2].Arguments)
-				assert.Equal(t, json.RawMessage(`{"a":1}`), c.ToolCalls[0].Arguments)
-			},
-		},
-		{
-			name: "unknown role read as user",
-			blob: `{"version":1,"messages":[{"role":"developer","content":"x"},{"content":"no role"}]}`,
+			name: "unknown role read as user, null arguments",
+			blob: `{"version":1,"messages":[{"role":"developer","content":"x"},{"content":"no role"},{"role":"assistant","tool_calls":[{"id":"c","arguments":null}]}]}`,
 			warn: "unknown role read as user",
 			check: func(t *testing.T, c *nous.Context) {
 				m := c.Messages()
 				assert.Equal(t, nous.RoleUser, m[0].Role)
 				assert.Equal(t, nous.RoleUser, m[1].Role)
 				assert.Equal(t, nous.EventUserMessage, c.Log().Events()[0].Type)
+				assert.Nil(t, m[2].ToolCalls[0].Arguments)
 			},
-		},
-		{
-			name: "content as a list of parts",
-			blob: `{"version":1,"messages":[{"role":"user","content":[{"type":"text","content":"a"},{"type":"image","content":"AA==","options":{"media_type":"image/png"}}]}]}`,
-			check: func(t *testing.T, c *nous.Context) {
-				m := c.Messages()
-				assert.Equal(t, []nous.ContentPart{{Type: nous.PartText, Content: "a"}, {Type: nous.PartImage, Content: "AA==", Options: map[string]any{"media_type": "image/png"}}}, m[0].Parts)
-			},
-		},
-		{
-			name:  "unparsable started_at reads as zero",
-			blob:  `{"version":1,"started_at":"last tuesday"}`,
-			check: func(t *testing.T, c *nous.Context) { assert.True(t, c.StartedAt.IsZero()) },
 		},
 		{
 			name:  "started_at of another type reads as zero",
 			blob:  `{"version":1,"started_at":12345}`,
 			check: func(t *testing.T, c *nous.Context) { assert.True(t, c.StartedAt.IsZero()) },
-		},
-		{
-			name:  "unknown keys are ignored, log too",
-			blob:  `{"version":1,"future":{"x":1},"log":"junk","messages":[{"role":"user","content":"x","created_at":"junk","extra":[1]}]}`,
-			check: func(t *testing.T, c *nous.Context) { assert.Len(t, c.Messages(), 1) },
 		},
 	}
 	for _, tt := range tests {
@@ -805,82 +723,6 @@ func TestSerializeIsReadOnly(t *testing.T) {
 	wg.Wait()
 	for _, d := range out[1:] {
 		assert.True(t, bytes.Equal(out[0], d))
-	}
-}
-
-// serBenchContext is a conversation of n messages: user questions, tool
-// calls with arguments and metadata, tool results and answers.
-func serBenchContext(n int) *nous.Context {
-	c := nous.NewContext(nous.WithDeps(map[string]any{"user": "ada", "n": 3}))
-	for i := range n {
-		var m nous.Message
-		switch i % 4 {
-		case 0:
-			m = nous.Message{Role: nous.RoleUser, Content: fmt.Sprintf("question number %d about the weather in some city", i)}
-		case 1:
-			m = nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{ID: fmt.Sprint("call_", i), Name: "weather",
-				Arguments: json.RawMessage(`{"city":"Paris","units":"metric"}`)}}, Metadata: map[string]any{"model": "m-1", "tokens": 12}}
-		case 2:
-			m = nous.Message{Role: nous.RoleTool, ToolCallID: fmt.Sprint("call_", i-1), Name: "weather", Content: `{"temp_c":18,"sky":"clear"}`}
-		case 3:
-			m = nous.Message{Role: nous.RoleAssistant, Content: "It is sunny and 18 degrees; a fine day for a walk along the river."}
-		}
-		m.CreatedAt = serAt(i)
-		if err := c.AddMessage(m); err != nil {
-			panic(err)
-		}
-	}
-	return c
-}
-
-// BenchmarkSerializeRoundTrip compares a version 2 round trip with
-// encoding/json on the bare messages of the same view ("baseline").
-func BenchmarkSerializeRoundTrip(b *testing.B) {
-	for _, n := range []int{10, 1000} {
-		c := serBenchContext(n)
-		b.Run(fmt.Sprintf("v2/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				data, err := c.Serialize()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := nous.Deserialize(data); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("serialize/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Serialize(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		data, _ := c.Serialize()
-		b.Run(fmt.Sprintf("deserialize/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := nous.Deserialize(data); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		msgs := c.Messages()
-		b.Run(fmt.Sprintf("baseline/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				data, err := json.Marshal(msgs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var out []nous.Message
-				if err := json.Unmarshal(data, &out); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }
 
