@@ -98,7 +98,7 @@ func CheckRestoredForTest(t testing.TB, c *Context) {
 	if c.leadMode != leadNone || c.overlay != "" || c.viewShared {
 		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.leadMode, c.overlay, c.viewShared)
 	}
-	if c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil {
+	if c.Stream || c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil {
 		t.Errorf("restored context has runtime fields set")
 	}
 	view, err := c.log.fold()
