@@ -292,33 +292,6 @@ func TestAliasingOverlayLead(t *testing.T) {
 	assert.Equal(t, []nous.Message{want}, mustFold(t, c))
 }
 
-// TestAliasingClonesDoNotShareSpareCapacity makes two clones of one context
-// at the same length and lets all three append: each must see only its own
-// appends, however the log and view share their storage.
-func TestAliasingClonesDoNotShareSpareCapacity(t *testing.T) {
-	for _, n := range []int{1, 3, 5, 8, 12, 100} {
-		c := nous.NewContext()
-		for range n {
-			mustAddAll(t, c, mUser("base"))
-		}
-		d, e := c.Clone(), c.Clone()
-		for i, x := range []*nous.Context{c, d, e} {
-			name := string(rune('c' + i))
-			for range 4 {
-				mustAddAll(t, x, mUser(name))
-			}
-			require.NoError(t, x.ReplaceMessage(x.Len()-1, mUser(name+"!")))
-		}
-		for i, x := range []*nous.Context{c, d, e} {
-			name := string(rune('c' + i))
-			texts := viewTexts(x)
-			require.Len(t, texts, n+4, "n=%d %s", n, name)
-			assert.Equal(t, []string{name, name, name, name + "!"}, texts[n:], "n=%d %s", n, name)
-			requireFolds(t, x)
-		}
-	}
-}
-
 // withoutTimes zeroes the creation times that an operation stamps with the
 // clock, so that two runs of it compare equal.
 func withoutTimes(s ctxState) ctxState {

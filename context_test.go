@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -470,8 +471,9 @@ func TestClone(t *testing.T) {
 		requireFolds(t, d)
 	})
 	t.Run("long logs across chunk boundaries", func(t *testing.T) {
-		// Clone at many lengths around the sizes where the log's storage
-		// fills up, then let both sides append and replace.
+		// Clone twice at many lengths around the sizes where the log's
+		// storage fills up, then let all three append and replace: each
+		// sees only its own.
 		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 511, 512, 513, 1023, 1024, 1025, 1500} {
 			c := nous.NewContext()
 			for i := range n {
@@ -481,32 +483,29 @@ func TestClone(t *testing.T) {
 					mustAddAll(t, c, mUser("m"))
 				}
 			}
-			prefix := c.Log().Events()
-			d := c.Clone()
-			for i := range 3 {
-				mustAddAll(t, c, mUser("c"))
-				mustAddAll(t, d, mUser("d"))
-				require.NoError(t, d.LogEvent(nous.EventStepEnd, map[string]any{"i": i}))
-			}
-			if c.Len() > 2 {
-				require.NoError(t, c.ReplaceMessageRange(0, 1, mUser("cr")))
-				require.NoError(t, d.ReplaceMessageRange(1, 2, mUser("dr")))
-			}
-			ce, de := c.Log().Events(), d.Log().Events()
-			assert.Equal(t, prefix, ce[:n], "n=%d", n)
-			assert.Equal(t, prefix, de[:n], "n=%d", n)
-			for _, e := range ce[n:] {
-				if e.Message != nil {
-					assert.NotEqual(t, "d", e.Message.Content, "n=%d: the original sees the clone's event", n)
+			prefix, view := c.Log().Events(), viewTexts(c)
+			d, e := c.Clone(), c.Clone() // two clones of one length: they share spare capacity, if any
+			for i, x := range []*nous.Context{c, d, e} {
+				name := string(rune('c' + i))
+				for range 4 {
+					mustAddAll(t, x, mUser(name))
+					require.NoError(t, x.LogEvent(nous.EventStepEnd, nil))
+				}
+				require.NoError(t, x.ReplaceMessage(x.Len()-1, mUser(name+"!")))
+				if x.Len() > 6 {
+					require.NoError(t, x.ReplaceMessageRange(x.Len()-6, x.Len()-5, mUser(name+"r")))
 				}
 			}
-			for _, e := range de[n:] {
-				if e.Message != nil {
-					assert.NotEqual(t, "c", e.Message.Content, "n=%d: the clone sees the original's event", n)
+			for i, x := range []*nous.Context{c, d, e} {
+				name := string(rune('c' + i))
+				assert.Equal(t, prefix, x.Log().Events()[:n], "n=%d %s", n, name)
+				want := append(slices.Clone(view), name, name, name, name+"!")
+				if len(want) > 6 {
+					want = slices.Replace(want, len(want)-6, len(want)-4, name+"r")
 				}
+				assert.Equal(t, want, viewTexts(x), "n=%d %s", n, name)
+				requireFolds(t, x)
 			}
-			requireFolds(t, c)
-			requireFolds(t, d)
 		}
 	})
 }
