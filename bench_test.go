@@ -153,23 +153,17 @@ var (
 )
 
 // BenchmarkAll walks the view of a conversation of n messages with All.
-func BenchmarkAll(b *testing.B) {
-	forSizes(b, func(b *testing.B, n int) {
-		c := conversationContext(b, n)
-		for b.Loop() {
-			sinkInt += walkAll(c)
-		}
-		perMsg(b, n)
-	})
-}
+func BenchmarkAll(b *testing.B) { benchAll(b, "") }
 
 // BenchmarkAllOverlaid is BenchmarkAll with a system-prompt overlay set, as
 // a runtime sets one on every run: the view starts with the overlay's own
 // system message, which All yields before the log's.
-func BenchmarkAllOverlaid(b *testing.B) {
+func BenchmarkAllOverlaid(b *testing.B) { benchAll(b, "Today is Monday.") }
+
+func benchAll(b *testing.B, overlay string) {
 	forSizes(b, func(b *testing.B, n int) {
 		c := conversationContext(b, n)
-		c.SetSystemPromptOverlay("Today is Monday.")
+		c.SetSystemPromptOverlay(overlay)
 		for b.Loop() {
 			sinkInt += walkAll(c)
 		}
@@ -269,24 +263,18 @@ func BenchmarkLastMessage(b *testing.B) {
 // BenchmarkLogEvent appends a bookkeeping event with a one-key payload to a
 // context of n messages; the log grows by one event per op.
 func BenchmarkLogEvent(b *testing.B) {
-	data := map[string]any{"tool": "get_weather"}
-	forSizes(b, func(b *testing.B, n int) {
-		c := plainContext(b, n)
-		for b.Loop() {
-			if err := c.LogEvent(nous.EventToolCall, data); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchLogEvent(b, nous.EventToolCall, map[string]any{"tool": "get_weather"})
 }
 
 // BenchmarkLogEventNoData is LogEvent with no payload: what the log itself
 // costs per bookkeeping event.
-func BenchmarkLogEventNoData(b *testing.B) {
+func BenchmarkLogEventNoData(b *testing.B) { benchLogEvent(b, nous.EventStepStart, nil) }
+
+func benchLogEvent(b *testing.B, typ nous.EventType, data map[string]any) {
 	forSizes(b, func(b *testing.B, n int) {
 		c := plainContext(b, n)
 		for b.Loop() {
-			if err := c.LogEvent(nous.EventStepStart, nil); err != nil {
+			if err := c.LogEvent(typ, data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -298,54 +286,44 @@ func BenchmarkLogEventNoData(b *testing.B) {
 const refill = 1000
 
 // BenchmarkReplaceMessage replaces the middle message of a view of n.
-func BenchmarkReplaceMessage(b *testing.B) {
-	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
-	forSizes(b, func(b *testing.B, n int) {
-		base := plainContext(b, n)
-		c := restore(b, base, n, m)
-		i := 0
-		for b.Loop() {
-			if i++; i%refill == 0 {
-				b.StopTimer()
-				c = restore(b, base, n, m)
-				b.StartTimer()
-			}
-			if err := c.ReplaceMessage(n/2, m); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// restore returns a clone of base, a context of n messages, on which the
-// replace benchmarks go on, every refill ops, so that they time a replace on
-// a log of n to n+refill events instead of one that grows by millions. The
-// clone shares base's view; one untimed replacement of the middle message by
-// m makes the view its own, as the first replacement on any clone does.
-func restore(b *testing.B, base *nous.Context, n int, m nous.Message) *nous.Context {
-	c := base.Clone()
-	if err := c.ReplaceMessage(n/2, m); err != nil {
-		b.Fatal(err)
-	}
-	return c
-}
+func BenchmarkReplaceMessage(b *testing.B) { benchReplace(b, 1) }
 
 // BenchmarkReplaceMessageRange replaces two messages in the middle of a view
 // of about n (it shrinks by one per op and is restored every 1,000 ops) with
 // one: the view's tail moves down by one entry.
-func BenchmarkReplaceMessageRange(b *testing.B) {
+func BenchmarkReplaceMessageRange(b *testing.B) { benchReplace(b, 2) }
+
+// benchReplace replaces width messages in the middle of a view of n. Every
+// refill ops it goes on, untimed, on a new clone of the context of n
+// messages, so that it times a replace on a log of n to n+refill events
+// instead of one that grows by millions. The clone shares the context's
+// view; one untimed replacement makes the view its own, as the first
+// replacement on any clone does.
+func benchReplace(b *testing.B, width int) {
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
 	forSizes(b, func(b *testing.B, n int) {
 		base := plainContext(b, n)
-		c := restore(b, base, n, m)
-		i := 0
+		restore := func() *nous.Context {
+			c := base.Clone()
+			if err := c.ReplaceMessage(n/2, m); err != nil {
+				b.Fatal(err)
+			}
+			return c
+		}
+		c, i := restore(), 0
 		for b.Loop() {
 			if i++; i%refill == 0 {
 				b.StopTimer()
-				c = restore(b, base, n, m)
+				c = restore()
 				b.StartTimer()
 			}
-			if err := c.ReplaceMessageRange(n/2, n/2+1, m); err != nil {
+			var err error
+			if width == 1 {
+				err = c.ReplaceMessage(n/2, m)
+			} else {
+				err = c.ReplaceMessageRange(n/2, n/2+1, m)
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 		}
