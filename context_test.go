@@ -510,6 +510,30 @@ func TestClone(t *testing.T) {
 	})
 }
 
+// TestPatchDanglingToolCalls pins the edge cases of what dangles, beside
+// TestFoldModel, which patches random conversations: a call answered before
+// it was asked, a call shadowed by a replacement, the same id twice.
+func TestPatchDanglingToolCalls(t *testing.T) {
+	call := nous.ToolCall{ID: "c1", Name: "a"}
+	for name, tc := range map[string]struct {
+		msgs    []nous.Message
+		replace bool
+		want    int
+	}{
+		"answered before asked": {[]nous.Message{mTool("c1", "r"), mAssistant("", call)}, false, 0},
+		"shadowed":              {[]nous.Message{mUser("u"), mAssistant("", call)}, true, 0},
+		"the same id twice":     {[]nous.Message{mAssistant("", call), mAssistant("", call)}, false, 1},
+	} {
+		c := nous.NewContext()
+		mustAddAll(t, c, tc.msgs...)
+		if tc.replace {
+			require.NoError(t, c.ReplaceMessage(1, mAssistant("summary")))
+		}
+		assert.Equal(t, tc.want, c.PatchDanglingToolCalls(), name)
+		assert.Equal(t, 0, c.PatchDanglingToolCalls(), name)
+	}
+}
+
 // TestAll walks every shape of view: indices 0, 1, 2, ..., the messages of
 // Messages, and a loop may stop early.
 func TestAll(t *testing.T) {
