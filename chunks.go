@@ -64,23 +64,3 @@ func (c *chunks[T]) push(v *T) int64 {
 func (c *chunks[T]) clip() chunks[T] {
 	return chunks[T]{full: slices.Clip(c.full), tail: slices.Clip(c.tail)}
 }
-
-// all calls yield with the index of every value and the value, in order,
-// until it returns false.
-func (c *chunks[T]) all(yield func(int64, *T) bool) {
-	var n int64
-	for _, chunk := range c.full {
-		for i := range chunk {
-			if !yield(n, &chunk[i]) {
-				return
-			}
-			n++
-		}
-	}
-	for i := range c.tail {
-		if !yield(n, &c.tail[i]) {
-			return
-		}
-		n++
-	}
-}

@@ -24,13 +24,11 @@ func TestChunksClipAppendsApart(t *testing.T) {
 		wg.Add(1)
 		go func() { // reads frozen while a and b append
 			defer wg.Done()
-			var i int64
-			for _, v := range frozen.all {
-				if *v != i {
-					t.Errorf("n=%d: frozen[%d] = %d while appending", n, i, *v)
+			for i := range frozen.len() {
+				if v := *frozen.at(i); v != i {
+					t.Errorf("n=%d: frozen[%d] = %d while appending", n, i, v)
 					return
 				}
-				i++
 			}
 		}()
 		const more = 600 // past at least one chunk boundary on both sides

@@ -73,7 +73,10 @@ func messageEventType(r Role) EventType {
 // An event is identified by the ID of its log and its Seq; it has no ID of
 // its own. Its JSON encoding (its struct tags, and UnmarshalJSON for the
 // number rule) is the one encoding of an event, used by the serialized
-// context and meant for any store.
+// context and by stores. To persist an event, write it with
+// [Context.AppendEventJSON], which drops secrets and values JSON cannot hold
+// as [Context.Serialize] does; json.Marshal writes whatever the event holds
+// and fails on a value such as a function.
 type Event struct {
 	Seq       int64          `json:"seq"`              // 1, 2, 3, ... in append order, unique in a log
 	Type      EventType      `json:"type"`             // what the event records
@@ -145,7 +148,7 @@ func (e *Event) check() error {
 	if e.Message == nil {
 		return fmt.Errorf("%s event without a message: %w", e.Type, ErrInvalidLog)
 	}
-	if err := e.Message.Validate(); err != nil {
+	if err := e.Message.validate(); err != nil {
 		return err
 	}
 	if e.Type == EventReplace {

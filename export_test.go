@@ -82,8 +82,9 @@ func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bo
 	if c.log.parent != uuid.Nil {
 		c.log.parent = parent
 	}
-	for i, r := range c.log.recs.all {
-		r.at = base.Add(time.Duration(i+1) * time.Second)
+	for seq := int64(1); seq <= c.log.len(); seq++ {
+		r := c.log.rec(seq)
+		r.at = base.Add(time.Duration(seq) * time.Second)
 		if messages && r.typ.IsSurface() {
 			c.log.msg(r.mi).msg.CreatedAt = r.at
 		}
@@ -98,7 +99,7 @@ func CheckRestoredForTest(t testing.TB, c *Context) {
 	if c.leadMode != leadNone || c.overlay != "" || c.viewShared {
 		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.leadMode, c.overlay, c.viewShared)
 	}
-	if c.Stream || c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil {
+	if c.Stream || c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil || c.Redact != nil {
 		t.Errorf("restored context has runtime fields set")
 	}
 	view, err := c.log.fold()
@@ -114,9 +115,6 @@ func CheckRestoredForTest(t testing.TB, c *Context) {
 		}
 	}
 }
-
-// IsSecretName is isSecretName, for the allocation budgets.
-func IsSecretName(k string) bool { return isSecretName(k) }
 
 // LogRecorder is a slog.Handler that keeps every record it is given, for the
 // tests that check what was logged.
