@@ -333,7 +333,7 @@ func TestAliasingOverlayPartsOfClones(t *testing.T) {
 		for _, x := range []struct {
 			c    *nous.Context
 			want string
-		}{{c, "C"}, {d, "D"}, {e, "E"}} {
+		}{{c, "\n\nC"}, {d, "\n\nD"}, {e, "\n\nE"}} {
 			ps := x.c.Messages()[0].Parts
 			require.Len(t, ps, n+1, "n=%d", n)
 			assert.Equal(t, x.want, ps[n].Content, "n=%d", n)

@@ -87,7 +87,7 @@ func TestAllocationBudgets(t *testing.T) {
 		t.Errorf("Clone allocates %v times for 5000 messages, %v for 10: want the same, at most 10", long, short)
 	}
 
-	wantAllocs(t, "isSecretName of a plain key", 0, func() { nous.IsSecretName("iteration") })
+	wantAllocs(t, "IsSecretKey of a plain key", 0, func() { nous.IsSecretKey("iteration") })
 }
 
 // TestAddMessageAmortizedAllocs checks the per-message allocations of a long

@@ -50,7 +50,7 @@ type ApprovalHandler func(call ToolCall) (ToolCall, bool)
 //
 // The exported fields are plain state the owner may read and set. The runtime
 // fields (Stream, CancellationCheck, Callbacks, Notify, ApprovalHandler,
-// Logger) are never serialized; a restored context has them unset.
+// Logger, Redact) are never serialized; a restored context has them unset.
 //
 // Use [NewContext]. The zero Context works, but has no deps map until one is
 // needed, a MaxIterations of 0, so that [Context.MaxIterationsReached]
@@ -93,6 +93,11 @@ type Context struct {
 	ApprovalHandler ApprovalHandler
 	// Logger receives the package's warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// Redact, when set, replaces [IsSecretKey] as the rule that names the
+	// keys of deps and event data Serialize and AppendEventJSON never
+	// write. To add to the rule rather than replace it, call IsSecretKey
+	// from it.
+	Redact func(key string) bool
 
 	// lists holds, by deps key, the []any lists ContextUpdate.Apply made,
 	// with their spare capacity; Deps holds them clipped. It is a cache an
@@ -176,7 +181,7 @@ func resolveMessageOptions(opts []MessageOption) *messageOptions {
 // and nothing is appended.
 func (c *Context) AddMessages(msgs ...Message) error {
 	for i, m := range msgs {
-		if err := m.Validate(); err != nil {
+		if err := m.validate(); err != nil {
 			return fmt.Errorf("nous: message %d of %d: %w", i, len(msgs), err)
 		}
 	}
@@ -399,7 +404,7 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	if first < off {
 		return fmt.Errorf("nous: replace %d..%d: message 0 is the system-prompt overlay, which is not in the log: %w", first, last, ErrOutOfRange)
 	}
-	if err := m.Validate(); err != nil {
+	if err := m.validate(); err != nil {
 		return fmt.Errorf("nous: replace %d..%d: %w", first, last, err)
 	}
 	first, last = first-off, last-off

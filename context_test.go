@@ -76,7 +76,7 @@ func requireFolds(t testing.TB, c *nous.Context) {
 
 // overlaid applies the overlay rule to a folded view: the overlay is
 // appended to a leading system message (to its Content after "\n\n", or as
-// a text part when it has only parts), or put before the view as a system
+// a text part starting with "\n\n" when it has only parts), or put before the view as a system
 // message of its own, stamped like the message it goes before or, on an
 // empty view, with the start of the run, so that the view's timestamps do
 // not decrease.
@@ -91,7 +91,7 @@ func overlaid(folded []nous.Message, overlay string, startedAt time.Time) []nous
 		case lead.Content != "":
 			lead.Content += "\n\n" + overlay
 		case len(lead.Parts) > 0:
-			lead.Parts = append(append([]nous.ContentPart(nil), lead.Parts...), nous.TextPart(overlay))
+			lead.Parts = append(append([]nous.ContentPart(nil), lead.Parts...), nous.TextPart("\n\n"+overlay))
 		default:
 			lead.Content = overlay
 		}

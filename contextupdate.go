@@ -1,6 +1,7 @@
 package nous
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -87,7 +88,9 @@ func (u ContextUpdate) Set(key string, value any) ContextUpdate {
 // Merge returns u followed by an operation that deep merges m into the map at
 // key: nested maps merge recursively, and any other value, on either side,
 // is replaced by m's. When key is absent or not a map, m becomes its value. m
-// is copied.
+// is copied. Maps of every kind merge alike: a typed map or a struct at the
+// key, or nested in it, merges as the map[string]any it becomes when the
+// context is saved and loaded, and the merged value is that generic map.
 func (u ContextUpdate) Merge(key string, m map[string]any) ContextUpdate {
 	return u.with(Operation{Kind: OpMerge, Key: key, Value: jsonx.CloneMap(m)})
 }
@@ -289,7 +292,7 @@ func (r *reducer) apply(op Operation) error {
 			return fmt.Errorf("merge value is %T, not a map[string]any: %w", op.Value, ErrTypeMismatch)
 		}
 		cur, _ := r.get(op.Key)
-		d, _ := cur.(map[string]any) // anything else is replaced
+		d, _ := object(cur) // anything else is replaced
 		r.put(op.Key, change{value: merged(d, m)})
 	case OpAppend:
 		return r.append(op.Key, op.Value)
@@ -301,15 +304,16 @@ func (r *reducer) apply(op Operation) error {
 }
 
 // merged returns a new map: dst with src deep merged into it. Nested maps
-// merge recursively, into new maps too; any other value, on either side, is
-// replaced by a copy of src's. The maps along the paths it writes are
-// copies, the rest is shared with dst, which it never writes, at any depth.
+// (of any kind: see object) merge recursively, into new maps too; any other
+// value, on either side, is replaced by a copy of src's. The maps along the
+// paths it writes are copies, the rest is shared with dst, which it never
+// writes, at any depth.
 func merged(dst, src map[string]any) map[string]any {
 	out := make(map[string]any, len(dst)+len(src))
 	maps.Copy(out, dst)
 	for k, v := range src {
 		if sv, ok := v.(map[string]any); ok {
-			if dv, ok := out[k].(map[string]any); ok {
+			if dv, ok := object(out[k]); ok {
 				out[k] = merged(dv, sv)
 				continue
 			}
@@ -317,6 +321,31 @@ func merged(dst, src map[string]any) map[string]any {
 		out[k] = jsonx.CloneValue(v)
 	}
 	return out
+}
+
+// object returns v as a map[string]any when it is a JSON object: a
+// map[string]any itself, or a typed map or a struct (or a pointer to one),
+// as its JSON decodes, which is what v becomes when the context is saved and
+// loaded. So a merge deep-merges every kind of map alike, and gives the same
+// result whether or not the context was saved in between. Converting a typed
+// value costs a JSON round trip of it, once: the merged value is generic.
+func object(v any) (map[string]any, bool) {
+	if m, ok := v.(map[string]any); ok {
+		return m, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if k := rv.Kind(); k != reflect.Map && k != reflect.Struct {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	m, err := jsonx.DecodeMap(b)
+	return m, err == nil && m != nil
 }
 
 // append adds item to the list at key. The first append to a list this

@@ -1,6 +1,7 @@
 package nous
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -9,8 +10,13 @@ import (
 // Dep returns the value at key in deps as a T, and whether it is there and
 // is one. Numbers convert when no information is lost, so Dep[int] reads a
 // float64 2 or a json.Number "2" (what a value looks like after a trip
-// through JSON elsewhere) but not 2.5; and a []any converts to a []E when
-// every element does, so Dep[[]string] reads a list decoded from JSON.
+// through JSON elsewhere) but not 2.5; a []any converts to a []E when every
+// element does, so Dep[[]string] reads a list decoded from JSON; and a
+// map[string]any, what a struct or a typed map becomes when a context is
+// saved and loaded, decodes into a struct, a typed map or a pointer to one
+// when its JSON does, with no key the struct lacks. That last conversion
+// encodes the map and decodes it again, so it costs as much as a JSON round
+// trip of the value: read such a dep once per run, not per step.
 func Dep[T any](deps map[string]any, key string) (T, bool) {
 	var zero T
 	v, ok := deps[key]
@@ -28,7 +34,8 @@ func Dep[T any](deps map[string]any, key string) (T, bool) {
 }
 
 // convert returns v as a value of type t when it is a number that t holds
-// exactly, or a []any whose elements all convert to t's element type.
+// exactly, a []any whose elements all convert to t's element type, or a
+// map[string]any whose JSON decodes into t.
 func convert(v any, t reflect.Type) (reflect.Value, bool) {
 	if v == nil {
 		return reflect.Value{}, false
@@ -47,6 +54,9 @@ func convert(v any, t reflect.Type) (reflect.Value, bool) {
 		} else {
 			return reflect.Value{}, false
 		}
+	}
+	if m, ok := v.(map[string]any); ok {
+		return decodeObject(m, t)
 	}
 	out := reflect.New(t).Elem()
 	switch t.Kind() {
@@ -85,6 +95,30 @@ func convert(v any, t reflect.Type) (reflect.Value, bool) {
 		return reflect.Value{}, false
 	}
 	return out, true
+}
+
+// decodeObject returns m decoded as JSON into a value of type t: a struct,
+// a map or a pointer to one; false when t is another kind, or m has a key
+// that t lacks or a value that does not fit.
+func decodeObject(m map[string]any, t reflect.Type) (reflect.Value, bool) {
+	k := t.Kind()
+	if k == reflect.Pointer {
+		k = t.Elem().Kind()
+	}
+	if k != reflect.Struct && k != reflect.Map {
+		return reflect.Value{}, false
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return reflect.Value{}, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	out := reflect.New(t)
+	if err := dec.Decode(out.Interface()); err != nil {
+		return reflect.Value{}, false
+	}
+	return out.Elem(), true
 }
 
 // exactInt returns v, a number, as an int64 when it is a whole number that

@@ -49,7 +49,7 @@ func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
 			return nil, err
 		}
 		m.CreatedAt = at
-		if err := m.Validate(); err != nil {
+		if err := m.validate(); err != nil {
 			return nil, fmt.Errorf("nous: deserialize: %s: %w", place, err)
 		}
 		msgs[i] = m

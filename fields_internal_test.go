@@ -22,7 +22,7 @@ import (
 
 // runtimeFields are the exported fields of Context that are never written.
 var runtimeFields = map[string]bool{
-	"Stream": true, "CancellationCheck": true, "Callbacks": true, "Notify": true, "ApprovalHandler": true, "Logger": true,
+	"Stream": true, "CancellationCheck": true, "Callbacks": true, "Notify": true, "ApprovalHandler": true, "Logger": true, "Redact": true,
 }
 
 // fillValid holds the value fill gives a field of an enumerated type.
@@ -216,7 +216,7 @@ func TestSizeEstimateCountsEveryField(t *testing.T) {
 			}
 		}
 	}
-	d := c.document(new(sanitizer))
+	d := c.document(newSanitizer(nil))
 	data, err := c.Serialize()
 	require.NoError(t, err)
 	if d.size() < len(data) {

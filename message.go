@@ -234,36 +234,45 @@ func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
 //     streaming;
 //   - every part has a known type.
 func (m Message) Validate() error {
+	if err := m.validate(); err != nil {
+		return fmt.Errorf("nous: %w", err)
+	}
+	return nil
+}
+
+// validate is Validate without the package prefix, for callers that wrap
+// its error in their own.
+func (m Message) validate() error {
 	if !m.Role.Valid() {
-		return fmt.Errorf("nous: role %q is not system, user, assistant or tool: %w", m.Role, ErrInvalidMessage)
+		return fmt.Errorf("role %q is not system, user, assistant or tool: %w", m.Role, ErrInvalidMessage)
 	}
 	if m.Role == RoleTool && m.ToolCallID == "" {
-		return fmt.Errorf("nous: tool message without a tool call id: %w", ErrInvalidMessage)
+		return fmt.Errorf("tool message without a tool call id: %w", ErrInvalidMessage)
 	}
 	if m.Role != RoleTool && m.ToolCallID != "" {
-		return fmt.Errorf("nous: %s message with tool call id %q (only tool messages carry one): %w", m.Role, m.ToolCallID, ErrInvalidMessage)
+		return fmt.Errorf("%s message with tool call id %q (only tool messages carry one): %w", m.Role, m.ToolCallID, ErrInvalidMessage)
 	}
 	if m.Role != RoleAssistant && len(m.ToolCalls) > 0 {
-		return fmt.Errorf("nous: %s message with tool calls (only assistant messages carry them): %w", m.Role, ErrInvalidMessage)
+		return fmt.Errorf("%s message with tool calls (only assistant messages carry them): %w", m.Role, ErrInvalidMessage)
 	}
 	for i, tc := range m.ToolCalls {
 		if tc.ID == "" {
-			return fmt.Errorf("nous: tool call %d (%q) without an id: %w", i, tc.Name, ErrInvalidMessage)
+			return fmt.Errorf("tool call %d (%q) without an id: %w", i, tc.Name, ErrInvalidMessage)
 		}
 		if len(tc.Arguments) > 0 && !jsonx.IsObject(tc.Arguments) {
-			return fmt.Errorf("nous: tool call %q: arguments are not a JSON object: %w", tc.ID, ErrInvalidMessage)
+			return fmt.Errorf("tool call %q: arguments are not a JSON object: %w", tc.ID, ErrInvalidMessage)
 		}
 		if d := jsonx.Depth(tc.Arguments); d > jsonx.MaxDepth {
-			return fmt.Errorf("nous: tool call %q: arguments nest %d levels, more than %d: %w", tc.ID, d, jsonx.MaxDepth, ErrInvalidMessage)
+			return fmt.Errorf("tool call %q: arguments nest %d levels, more than %d: %w", tc.ID, d, jsonx.MaxDepth, ErrInvalidMessage)
 		}
 	}
 	for i, p := range m.Parts {
 		if !p.Type.Valid() {
-			return fmt.Errorf("nous: part %d has unknown type %q: %w", i, p.Type, ErrInvalidMessage)
+			return fmt.Errorf("part %d has unknown type %q: %w", i, p.Type, ErrInvalidMessage)
 		}
 	}
 	if m.Role != RoleAssistant && m.Content == "" && !slices.ContainsFunc(m.Parts, ContentPart.hasContent) {
-		return fmt.Errorf("nous: %s message with empty content: %w", m.Role, ErrInvalidMessage)
+		return fmt.Errorf("%s message with empty content: %w", m.Role, ErrInvalidMessage)
 	}
 	return nil
 }

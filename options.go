@@ -3,6 +3,7 @@ package nous
 import (
 	"log/slog"
 	"maps"
+	"slices"
 
 	"github.com/nous-go/nous/internal/jsonx"
 )
@@ -29,6 +30,7 @@ type options struct {
 	notify            Callback
 	approvalHandler   ApprovalHandler
 	logger            *slog.Logger
+	redact            func(key string) bool
 }
 
 // WithSystemPrompt sets the system prompt.
@@ -87,6 +89,12 @@ func WithApprovalHandler(h ApprovalHandler) Option {
 // WithLogger sets the logger that receives the package's warnings.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
+// WithRedaction sets the rule that names the keys of deps and event data
+// the context never writes, in place of [IsSecretKey]; see [Context.Redact].
+func WithRedaction(rule func(key string) bool) Option {
+	return func(o *options) { o.redact = rule }
+}
+
 // NewContext returns a context with no messages, empty deps, zero usage,
 // NeedsResponse true, iteration 0, at most 10 iterations and StartedAt now,
 // in UTC, changed by opts. Its log has a new ID.
@@ -112,6 +120,7 @@ func NewContext(opts ...Option) *Context {
 		Notify:            o.notify,
 		ApprovalHandler:   o.approvalHandler,
 		Logger:            o.logger,
+		Redact:            o.redact,
 		log:               eventLog{id: newLogID()},
 	}
 	if c.Deps == nil {
@@ -127,8 +136,9 @@ func NewContext(opts ...Option) *Context {
 	return c
 }
 
-// FromRunContext returns a new context with a copy of rc's deps and its
-// usage, changed by opts.
+// FromRunContext returns a new context changed by opts, with a copy of rc's
+// deps and its usage, which win over a WithDeps or WithUsage among opts, as
+// in the reference library.
 func FromRunContext(rc RunContext, opts ...Option) *Context {
-	return NewContext(append([]Option{WithDeps(rc.Deps), WithUsage(rc.Usage)}, opts...)...)
+	return NewContext(append(slices.Clip(opts), WithDeps(rc.Deps), WithUsage(rc.Usage))...)
 }

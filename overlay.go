@@ -40,7 +40,7 @@ func (c *Context) refreshLead() {
 		case m.Content != "":
 			m.Content += overlaySeparator + c.overlay
 		case len(m.Parts) > 0:
-			m.Parts = append(slices.Clip(m.Parts), TextPart(c.overlay))
+			m.Parts = append(slices.Clip(m.Parts), TextPart(overlaySeparator+c.overlay))
 		default:
 			m.Content = c.overlay
 		}

@@ -5,48 +5,43 @@ import (
 	"unicode"
 )
 
-// redactedKeys are the fragments that mark a deps key as a secret: a key
-// that contains one of them, in any case, is never written (the rule of the
-// Elixir library Nous).
-var redactedKeys = []string{
-	"api_key", "apikey", "token", "secret", "password", "passwd",
-	"authorization", "credential", "private_key", "access_key", "auth_token", "bearer",
-}
-
-// isSecretKey reports whether k contains, case-insensitively, a fragment of
-// redactedKeys.
-func isSecretKey(k string) bool {
-	k = strings.ToLower(k) // no allocation when k has no upper-case letter
-	for _, s := range redactedKeys {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// isSecretName reports whether an event-data key names a secret. Event data
-// records what happened, usage counts among it, so the rule goes by words
-// rather than fragments: "Authorization", "x-api-key", "refreshToken" and
-// "db_password" are secrets, "input_tokens" and "max_tokens" are not.
-func isSecretName(k string) bool {
-	// Every word the rule looks for contains one of these fragments; a key
-	// without any, most keys, is decided without splitting it into words.
-	lower := strings.ToLower(k) // no allocation when k has no upper-case letter
+// IsSecretKey reports whether key names a credential. It is the rule
+// [Context.Serialize] and [Context.AppendEventJSON] redact deps and event
+// data with, at any depth, unless [Context.Redact] replaces it.
+//
+// The rule goes by the words of the key: it is split at anything but a
+// letter or a digit, between letters and digits, and where the case changes
+// ("XApiKey2" is x, api, key, 2),
+// lower-cased, and a plural is folded ("tokens" is token). A key is a secret
+// when one of its words is secret, password, passwd, passphrase, credential,
+// authorization, bearer, cookie or apikey; when it has the word key after
+// api, private, access, secret, signing, client, ssh, encryption or master ("x-api-key",
+// "accessKeys"); or when it has the word token, unless the token is counted
+// ("max_tokens", "input_tokens", "token_count" and "tokenizer" are kept;
+// "token", "refresh_tokens" and "AuthToken" are not).
+func IsSecretKey(key string) bool {
+	// Every word the rule looks for contains one of these; a key without
+	// any, most keys, is decided without splitting it into words, and
+	// without allocating unless it has an upper-case letter.
+	lower := strings.ToLower(key)
 	if !strings.Contains(lower, "key") && !strings.Contains(lower, "token") &&
-		!strings.Contains(lower, "secret") && !strings.Contains(lower, "passw") &&
+		!strings.Contains(lower, "secret") && !strings.Contains(lower, "pass") &&
 		!strings.Contains(lower, "authorization") && !strings.Contains(lower, "credential") &&
-		!strings.Contains(lower, "bearer") {
+		!strings.Contains(lower, "bearer") && !strings.Contains(lower, "cookie") {
 		return false
 	}
-	words := keyWords(k)
+	words := keyWords(key)
 	for i, w := range words {
 		switch w {
-		case "apikey", "token", "secret", "secrets", "password", "passwords", "passwd",
-			"authorization", "credential", "credentials", "bearer":
+		case "secret", "password", "passwd", "passphrase", "credential", "authorization", "bearer", "cookie", "apikey":
 			return true
-		case "api", "private", "access":
-			if i+1 < len(words) && words[i+1] == "key" {
+		case "key":
+			if i > 0 && keyQualifiers[words[i-1]] {
+				return true
+			}
+		case "token":
+			counted := (i > 0 && tokenCounters[words[i-1]]) || (i+1 < len(words) && tokenCounters[words[i+1]])
+			if !counted {
 				return true
 			}
 		}
@@ -54,26 +49,54 @@ func isSecretName(k string) bool {
 	return false
 }
 
+// keyQualifiers are the words that make the word key after them a secret.
+var keyQualifiers = map[string]bool{
+	"api": true, "private": true, "access": true, "secret": true, "signing": true, "client": true,
+	"ssh": true, "encryption": true, "master": true,
+}
+
+// tokenCounters are the words that, next to the word token, say that the
+// key counts tokens rather than holds one.
+var tokenCounters = map[string]bool{
+	"max": true, "min": true, "input": true, "output": true, "prompt": true, "completion": true,
+	"total": true, "cached": true, "cache": true, "reasoning": true, "num": true, "used": true,
+	"remaining": true, "count": true, "limit": true, "budget": true, "usage": true, "per": true,
+}
+
+// plurals are the words whose plural keyWords folds.
+var plurals = map[string]bool{
+	"secret": true, "password": true, "passphrase": true, "credential": true, "cookie": true,
+	"apikey": true, "key": true, "token": true, "count": true, "limit": true, "budget": true,
+}
+
 // keyWords splits k into lower-case words at anything but a letter or a
-// digit and at camel-case humps: "XApiKey" gives x, api, key.
+// digit and at camel-case humps, folding plurals: "XApiKeys" gives x, api,
+// key.
 func keyWords(k string) []string {
 	var words []string
 	r := []rune(k)
 	start := -1
+	add := func(end int) {
+		w := strings.ToLower(string(r[start:end]))
+		if stem, ok := strings.CutSuffix(w, "s"); ok && plurals[stem] {
+			w = stem
+		}
+		words = append(words, w)
+		start = -1
+	}
 	for i, c := range r {
 		alnum := unicode.IsLetter(c) || unicode.IsDigit(c)
-		hump := i > 0 && unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1]) ||
-			(unicode.IsUpper(r[i-1]) && i+1 < len(r) && unicode.IsLower(r[i+1])))
+		hump := i > 0 && (unicode.IsDigit(c) != unicode.IsDigit(r[i-1]) ||
+			unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) || unicode.IsUpper(r[i-1]) && i+1 < len(r) && unicode.IsLower(r[i+1])))
 		if start >= 0 && (!alnum || hump) {
-			words = append(words, strings.ToLower(string(r[start:i])))
-			start = -1
+			add(i)
 		}
 		if alnum && start < 0 {
 			start = i
 		}
 	}
 	if start >= 0 {
-		words = append(words, strings.ToLower(string(r[start:])))
+		add(len(r))
 	}
 	return words
 }

@@ -36,11 +36,22 @@ type segment struct {
 // given: a map or list with something to drop is copied, shallowly, along
 // the path to it.
 type sanitizer struct {
-	redact  func(key string) bool // drops the keys that name secrets (deps and event data); nil: none
-	path    []segment             // where the value being checked is
-	stack   []uintptr             // the maps and lists on the path, to find cycles
-	dropped []string              // the paths of the values dropped
-	scratch strings.Builder
+	rule      func(key string) bool // the keys that name secrets
+	redacting bool                  // whether rule applies where the sanitizer is: deps and event data
+	path      []segment             // where the value being checked is
+	stack     []uintptr             // the maps and lists on the path, to find cycles
+	dropped   []string              // the paths of the values JSON cannot hold
+	secrets   []string              // the paths of the secrets redacted
+	scratch   strings.Builder
+}
+
+// newSanitizer returns a sanitizer that redacts by rule, or by IsSecretKey
+// when rule is nil.
+func newSanitizer(rule func(key string) bool) *sanitizer {
+	if rule == nil {
+		rule = IsSecretKey
+	}
+	return &sanitizer{rule: rule}
 }
 
 func (s *sanitizer) root(seg segment) { s.path = append(s.path[:0], seg) }
@@ -49,7 +60,10 @@ func (s *sanitizer) pop()             { s.path = s.path[:len(s.path)-1] }
 
 // drop records that the value at the current path, followed by key when it
 // is not empty, is dropped.
-func (s *sanitizer) drop(key string) {
+func (s *sanitizer) drop(key string) { s.dropped = append(s.dropped, s.where(key)) }
+
+// where returns the current path, followed by key when it is not empty.
+func (s *sanitizer) where(key string) string {
 	b := &s.scratch
 	b.Reset()
 	for i, seg := range s.path {
@@ -74,7 +88,7 @@ func (s *sanitizer) drop(key string) {
 		}
 		b.WriteString(key)
 	}
-	s.dropped = append(s.dropped, b.String())
+	return b.String()
 }
 
 // value returns v as it may be written, whether to keep it at all, and
@@ -121,7 +135,7 @@ func (s *sanitizer) value(v any, depth int) (out any, keep, changed bool) {
 	if err != nil || depth+jsonx.Depth(b) > jsonx.MaxDepth {
 		return nil, false, false
 	}
-	if s.redact == nil {
+	if !s.redacting {
 		return v, true, false
 	}
 	g, err := jsonx.Decode(b)
@@ -161,7 +175,8 @@ func (s *sanitizer) top(m map[string]any) (map[string]any, bool) {
 func (s *sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any // a copy, made at the first change
 	for k, v := range m {
-		if s.redact != nil && s.redact(k) {
+		if s.redacting && s.rule(k) {
+			s.secrets = append(s.secrets, s.where(k))
 			if out == nil {
 				out = maps.Clone(m)
 			}
@@ -310,7 +325,7 @@ func (s *sanitizer) event(l *eventLog, seq int64) Event {
 	}
 	if r.data != nil {
 		s.push(segment{key: "data"})
-		e.Data, _ = s.redacted(r.data, isSecretName)
+		e.Data, _ = s.redacted(r.data)
 		s.pop()
 	}
 	if r.typ.IsSurface() {
@@ -325,17 +340,17 @@ func (s *sanitizer) event(l *eventLog, seq int64) Event {
 // what JSON cannot hold; an empty map for none.
 func (s *sanitizer) deps(deps map[string]any) map[string]any {
 	s.root(segment{key: "deps"})
-	out, _ := s.redacted(deps, isSecretKey)
+	out, _ := s.redacted(deps)
 	if out == nil {
 		return map[string]any{}
 	}
 	return out
 }
 
-// redacted is top with the keys that redact names dropped, at any depth.
-func (s *sanitizer) redacted(m map[string]any, redact func(key string) bool) (map[string]any, bool) {
-	s.redact = redact
-	defer func() { s.redact = nil }()
+// redacted is top with the keys the rule names dropped, at any depth.
+func (s *sanitizer) redacted(m map[string]any) (map[string]any, bool) {
+	s.redacting = true
+	defer func() { s.redacting = false }()
 	return s.top(m)
 }
 

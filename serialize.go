@@ -45,26 +45,24 @@ type documentLog struct {
 // readers of version 1.
 //
 // Never written: the runtime-only fields (CancellationCheck, Callbacks,
-// Notify, ApprovalHandler, Stream, Logger) and the system-prompt overlay;
-// secrets: deps whose key contains, in any case and at any depth, one of
-// api_key, apikey, token, secret, password, passwd, authorization,
-// credential, private_key, access_key, auth_token or bearer, and event data
-// whose key has one of those as a word (so that "input_tokens" is kept but
-// "refreshToken" is not), both dropped silently, by rule; and values JSON
+// Notify, ApprovalHandler, Stream, Logger, Redact) and the system-prompt
+// overlay; secrets: the keys of deps and of event data, at any depth, that
+// [IsSecretKey] (or the context's Redact) names, so that "x-api-key" and
+// "refresh_tokens" are dropped but "max_tokens" is kept; and values JSON
 // cannot hold (functions, channels, complex or non-finite numbers, cycles,
-// nesting deeper than 1,000 levels, ...), dropped with one warning on the
-// context's logger naming them, never an error. The context itself is not
-// changed: it keeps every value. Messages are not redacted: they are what the
-// model saw, and the provider data in them (signatures, token counts) must
-// come back unchanged.
+// nesting deeper than 1,000 levels, ...). Both are dropped with one warning
+// on the context's logger naming their paths, never their values, and never
+// an error. The context itself is not changed: it keeps every value.
+// Messages are not redacted: they are what the model saw, and the provider
+// data in them (signatures, token counts) must come back unchanged.
 //
 // Serialize reads the log in place, copying no message; its cost is that of
 // encoding the events and the view.
 func (c *Context) Serialize() ([]byte, error) {
 	c.ready()
-	var s sanitizer
-	d := c.document(&s)
-	c.warnDropped(&s, "Serialize")
+	s := newSanitizer(c.Redact)
+	d := c.document(s)
+	c.warnDropped(s, "Serialize")
 	var buf bytes.Buffer
 	buf.Grow(d.size())
 	if err := writeDocument(&buf, &d); err != nil {
@@ -104,12 +102,22 @@ func (c *Context) document(s *sanitizer) document {
 	return d
 }
 
-// warnDropped warns, on the context's logger, of the values s dropped for
-// the method op.
+// warnDropped warns, in one line on the context's logger, of the values s
+// dropped for the method op: the paths of the secrets and of the values
+// JSON cannot hold, never the values.
 func (c *Context) warnDropped(s *sanitizer, op string) {
-	if len(s.dropped) > 0 {
-		slices.Sort(s.dropped)
-		c.logger().Warn("nous: "+op+" dropped values JSON cannot hold", "keys", s.dropped)
+	var attrs []any
+	for _, kind := range []struct {
+		name  string
+		paths []string
+	}{{"secrets", s.secrets}, {"unencodable", s.dropped}} {
+		if len(kind.paths) > 0 {
+			slices.Sort(kind.paths)
+			attrs = append(attrs, kind.name, kind.paths)
+		}
+	}
+	if len(attrs) > 0 {
+		c.logger().Warn("nous: "+op+" dropped values", attrs...)
 	}
 }
 
@@ -128,9 +136,9 @@ func (c *Context) AppendEventJSON(dst []byte, seq int64) ([]byte, error) {
 	if seq < 1 || seq > c.log.len() {
 		return dst, fmt.Errorf("nous: event %d of a log of %d: %w", seq, c.log.len(), ErrOutOfRange)
 	}
-	var s sanitizer
+	s := newSanitizer(c.Redact)
 	e := s.event(&c.log, seq)
-	c.warnDropped(&s, "AppendEventJSON")
+	c.warnDropped(s, "AppendEventJSON")
 	buf := bytes.NewBuffer(dst)
 	jw := newJSONWriter(buf)
 	jw.event(&e)

@@ -1,13 +1,46 @@
 package reftest
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
 
-// Secret reports whether a deps key names a secret that a saved context
-// never holds: it contains, in any case, one of the fragments of the spec.
+// Secret reports whether a key names a credential, by the rule FORMAT.md
+// states, written without nous's code: the key is cut into words (a
+// separator goes before every upper-case letter that follows a lower-case
+// letter or a digit, or that starts a capitalised word after an upper-case
+// run), plurals of the rule's words are folded, and the words are matched.
 func Secret(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range []string{"api_key", "apikey", "token", "secret", "password", "passwd", "authorization", "credential", "private_key", "access_key", "auth_token", "bearer"} {
-		if strings.Contains(k, s) {
+	var b strings.Builder
+	r := []rune(k)
+	for i, c := range r {
+		if i > 0 && (unicode.IsDigit(c) != unicode.IsDigit(r[i-1]) || unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) ||
+			(unicode.IsUpper(r[i-1]) && i+1 < len(r) && unicode.IsLower(r[i+1])))) {
+			b.WriteRune(' ')
+		}
+		b.WriteRune(c)
+	}
+	words := strings.FieldsFunc(strings.ToLower(b.String()), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
+	for i, w := range words {
+		if slices.Contains([]string{"secrets", "passwords", "passphrases", "credentials", "cookies", "apikeys", "keys", "tokens", "counts", "limits", "budgets"}, w) {
+			words[i] = strings.TrimSuffix(w, "s")
+		}
+	}
+	at := func(i int) string {
+		if i < 0 || i >= len(words) {
+			return ""
+		}
+		return words[i]
+	}
+	counters := []string{"max", "min", "input", "output", "prompt", "completion", "total", "cached", "cache", "reasoning", "num", "used", "remaining", "count", "limit", "budget", "usage", "per"}
+	for i, w := range words {
+		switch {
+		case slices.Contains([]string{"secret", "password", "passwd", "passphrase", "credential", "authorization", "bearer", "cookie", "apikey"}, w):
+			return true
+		case w == "key" && slices.Contains([]string{"api", "private", "access", "secret", "signing", "client", "ssh", "encryption", "master"}, at(i-1)):
+			return true
+		case w == "token" && !slices.Contains(counters, at(i-1)) && !slices.Contains(counters, at(i+1)):
 			return true
 		}
 	}

@@ -8,8 +8,11 @@
 package reftest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 )
 
 // The kinds of an [Op]: the names of nous.OpKind, written again.
@@ -81,10 +84,11 @@ func Reduce(initial map[string]any, ops []Op) (map[string]any, int) {
 	return deps, -1
 }
 
-// merge returns a new value: src deep merged into dst. Nested maps merge;
-// any other value, on either side, is replaced by src's.
+// merge returns a new value: src deep merged into dst. Nested maps merge,
+// typed maps and structs as the JSON objects they are saved as; any other
+// value, on either side, is replaced by src's.
 func merge(dst any, src map[string]any) any {
-	d, ok := dst.(map[string]any)
+	d, ok := object(dst)
 	if !ok || d == nil {
 		out, _ := Copy(src).(map[string]any)
 		if out == nil {
@@ -95,14 +99,63 @@ func merge(dst any, src map[string]any) any {
 	out := Copy(d).(map[string]any)
 	for k, v := range src {
 		if sv, ok := v.(map[string]any); ok {
-			if dv, ok := out[k].(map[string]any); ok {
-				out[k] = merge(dv, sv)
+			if _, ok := object(out[k]); ok {
+				out[k] = merge(out[k], sv)
 				continue
 			}
 		}
 		out[k] = Copy(v)
 	}
 	return out
+}
+
+// object returns v as a JSON object: a map[string]any as it is, and a
+// typed map or a struct, or a pointer to one, as encoding/json writes and
+// reads it back, whole numbers as int.
+func object(v any) (map[string]any, bool) {
+	if m, ok := v.(map[string]any); ok {
+		return m, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Map && rv.Kind() != reflect.Struct {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if dec.Decode(&m) != nil || m == nil {
+		return nil, false
+	}
+	return wholeNumbers(m).(map[string]any), true
+}
+
+// wholeNumbers replaces every json.Number in v by an int when it is a whole
+// number that fits, and a float64 otherwise.
+func wholeNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := strconv.Atoi(string(v)); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = wholeNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = wholeNumbers(e)
+		}
+	}
+	return v
 }
 
 // appendItem returns a new list: cur with item appended. An absent or nil

@@ -1,0 +1,101 @@
+package nous_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/reftest"
+)
+
+// secretKeys and settingKeys are the two halves of the redaction table:
+// credentials the rule must drop, in every spelling a deps key or a request
+// header takes, and settings whose names share a word with one.
+var (
+	secretKeys = []string{
+		"api_key", "apikey", "api_keys", "apiKey", "APIKey", "XApiKey", "x-api-key", "x-api-keys", "api-key",
+		"openai_api_key", "token", "tokens", "access_token", "access_tokens", "refresh_tokens", "refreshToken",
+		"AuthTokens", "AUTH_TOKEN", "auth_token", "id_token", "GITHUB_TOKEN", "secret", "client_secret",
+		"client_secrets", "secret_key", "password", "db_password", "Passwd", "passphrase", "authorization",
+		"Authorization", "credential", "credentials", "bearer", "private_key", "private-key", "privateKey",
+		"access_key", "accessKeys", "access-key", "ssh_key", "Cookie", "set-cookie", "user.password",
+		"secret2", "oauth2_token", "api_key_v2",
+	}
+	settingKeys = []string{
+		"max_tokens", "max_output_tokens", "maxTokens", "input_tokens", "output_tokens", "total_tokens",
+		"cache_read_input_tokens", "reasoning_tokens", "token_count", "tokenCount", "token_limit",
+		"tokens_used", "tokenizer", "secretary", "turn", "monkey", "keyboard", "key", "keys", "primary_key",
+		"public_key", "sort_key", "auth", "auth_method", "oauth_provider", "passage", "bypass", "compass",
+		"model", "temperature", "user", "theme", "lang", "iteration", "request_id", "x-request-id",
+		"content-type", "session", "credit", "tokyo", "gpt4_max_tokens", "x509",
+	}
+)
+
+func TestIsSecretKey(t *testing.T) {
+	require.GreaterOrEqual(t, len(secretKeys), 20)
+	require.GreaterOrEqual(t, len(settingKeys), 20)
+	for _, k := range secretKeys {
+		assert.True(t, nous.IsSecretKey(k), "%q is a credential", k)
+	}
+	for _, k := range settingKeys {
+		assert.False(t, nous.IsSecretKey(k), "%q is a setting", k)
+	}
+}
+
+// Deps and event data are redacted by the one rule, at any depth, with one
+// warning naming the keys dropped and never their values; WithRedaction
+// replaces the rule.
+func TestRedactionOneRuleForDepsAndData(t *testing.T) {
+	values := map[string]any{}
+	for _, k := range append(secretKeys, settingKeys...) {
+		values[k] = "value-of-" + k
+	}
+	for _, tt := range []struct {
+		name   string
+		opts   []nous.Option
+		secret func(string) bool
+	}{
+		{"default rule", nil, nous.IsSecretKey},
+		{"replaced rule", []nous.Option{nous.WithRedaction(func(k string) bool { return k == "theme" || nous.IsSecretKey(k) })},
+			func(k string) bool { return k == "theme" || nous.IsSecretKey(k) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &nous.LogRecorder{}
+			c := nous.NewContext(append(tt.opts, nous.WithLogger(slog.New(rec)),
+				nous.WithDeps(map[string]any{"top": values, "nested": map[string]any{"list": []any{values}}}))...)
+			require.NoError(t, c.LogEvent(nous.EventRequestHeader, values))
+			data, err := c.Serialize()
+			require.NoError(t, err)
+			d, err := nous.Deserialize(data)
+			require.NoError(t, err)
+
+			want := map[string]any{}
+			for k, v := range values {
+				if !tt.secret(k) {
+					want[k] = v
+				}
+			}
+			assert.Equal(t, want, d.Deps["top"])
+			assert.Equal(t, []any{want}, d.Deps["nested"].(map[string]any)["list"])
+			assert.Equal(t, want, d.Log().Events()[0].Data)
+
+			warnings := rec.Warnings()
+			require.Len(t, warnings, 1, "one line for everything dropped")
+			assert.Contains(t, warnings[0], "Serialize dropped values")
+			assert.Contains(t, warnings[0], "deps.top.api_key")
+			assert.Contains(t, warnings[0], "log.events[0].data.AuthTokens")
+			assert.NotContains(t, warnings[0], "value-of-", "values are never logged")
+		})
+	}
+}
+
+// The reference rule the model-based test redacts with, written apart from
+// the package's, agrees with it on the whole table.
+func TestIsSecretKeyAgreesWithTheReference(t *testing.T) {
+	for _, k := range append(secretKeys, settingKeys...) {
+		assert.Equal(t, reftest.Secret(k), nous.IsSecretKey(k), k)
+	}
+}
