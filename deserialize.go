@@ -304,6 +304,9 @@ func decodeToolCalls(raw json.RawMessage, place string, v1 bool) ([]ToolCall, er
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, malformed(place, err)
 	}
+	if len(items) == 0 {
+		return nil, nil // as a message without tool calls holds them
+	}
 	calls := make([]ToolCall, len(items))
 	for i, item := range items {
 		at := fmt.Sprintf("%s[%d]", place, i)

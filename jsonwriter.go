@@ -209,6 +209,58 @@ func (w *jsonWriter) message(m *Message) {
 	w.buf.WriteByte('}')
 }
 
+// v1Message writes m in the shape of a version 1 message, as the messages
+// projection holds it: role, content, tool_calls, tool_call_id, name and
+// metadata, always. Content is a string, or, for a message with parts, the
+// list of its parts, its Content first as a text part; null when empty.
+// Version 1 has no reasoning content and no times.
+func (w *jsonWriter) v1Message(m *Message) {
+	w.buf.WriteString(`{"role":`)
+	w.str(string(m.Role))
+	w.key("content")
+	switch {
+	case len(m.Parts) > 0:
+		w.buf.WriteByte('[')
+		if m.Content != "" {
+			text := TextPart(m.Content)
+			w.part(&text)
+		}
+		for i := range m.Parts {
+			if i > 0 || m.Content != "" {
+				w.buf.WriteByte(',')
+			}
+			w.part(&m.Parts[i])
+		}
+		w.buf.WriteByte(']')
+	case m.Content != "":
+		w.str(m.Content)
+	default:
+		w.buf.WriteString("null")
+	}
+	w.key("tool_calls")
+	writeList(w, m.ToolCalls, w.toolCall)
+	w.key("tool_call_id")
+	w.optNull(m.ToolCallID)
+	w.key("name")
+	w.optNull(m.Name)
+	w.key("metadata")
+	if m.Metadata == nil {
+		w.buf.WriteString("{}")
+	} else {
+		w.value(m.Metadata)
+	}
+	w.buf.WriteByte('}')
+}
+
+// optNull writes s, or null when it is empty.
+func (w *jsonWriter) optNull(s string) {
+	if s == "" {
+		w.buf.WriteString("null")
+		return
+	}
+	w.str(s)
+}
+
 func (w *jsonWriter) part(p *ContentPart) {
 	w.buf.WriteString(`{"type":`)
 	w.str(string(p.Type))

@@ -231,7 +231,7 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 	buf.WriteString(`{"version":`)
 	jw.int(int64(w.Version))
 	buf.WriteString(`,"messages":`)
-	writeList(jw, w.Messages, func(m **Message) { jw.message(*m) })
+	writeList(jw, w.Messages, func(m **Message) { jw.v1Message(*m) })
 	fields := []struct {
 		key   string
 		value any

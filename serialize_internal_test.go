@@ -221,8 +221,31 @@ func TestWriteDocumentMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	fork := base.Clone()
-	if err := fork.AddMessage(AssistantMessage("fork", ToolCall{ID: "c", Name: "f", Arguments: []byte(`{"a":"<b>"}`)})); err != nil {
+	if err := fork.AddMessages(
+		AssistantMessage("fork", ToolCall{ID: "c", Name: "f", Arguments: []byte(`{"a":"<b>"}`)}),
+		Message{Role: RoleTool, ToolCallID: "c", Name: "f", Content: "done", Metadata: map[string]any{"ms": 3}},
+		Message{Role: RoleUser, Content: "see", Parts: []ContentPart{ImageURLPart("u"), {Type: PartImage, Content: "AA==", Options: map[string]any{"media_type": "image/png"}}}},
+		Message{Role: RoleUser, Parts: []ContentPart{TextPart("only parts")}},
+		Message{Role: RoleAssistant, ReasoningContent: "hm"},
+	); err != nil {
 		t.Fatal(err)
+	}
+	// The messages projection in the shape of version 1, as encoding/json
+	// writes it: always six keys, content a string, a list of parts (Content
+	// first, as a text part) or null.
+	type v1Shape struct {
+		Role       Role           `json:"role"`
+		Content    any            `json:"content"`
+		ToolCalls  []ToolCall     `json:"tool_calls"`
+		ToolCallID *string        `json:"tool_call_id"`
+		Name       *string        `json:"name"`
+		Metadata   map[string]any `json:"metadata"`
+	}
+	nonEmpty := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
 	}
 	for name, c := range map[string]*Context{"zero": {}, "new": NewContext(), "base": base, "fork": fork} {
 		c.ready()
@@ -231,9 +254,32 @@ func TestWriteDocumentMatchesEncodingJSON(t *testing.T) {
 		if err := writeDocument(&streamed, &w); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		shaped := struct {
+			Version  int       `json:"version"`
+			Messages []v1Shape `json:"messages"`
+			document
+		}{Version: w.Version, Messages: []v1Shape{}, document: w}
+		for _, m := range w.Messages {
+			v := v1Shape{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: nonEmpty(m.ToolCallID), Name: nonEmpty(m.Name), Metadata: m.Metadata}
+			switch {
+			case len(m.Parts) > 0 && m.Content != "":
+				v.Content = append([]ContentPart{TextPart(m.Content)}, m.Parts...)
+			case len(m.Parts) > 0:
+				v.Content = m.Parts
+			case m.Content != "":
+				v.Content = m.Content
+			}
+			if v.ToolCalls == nil {
+				v.ToolCalls = []ToolCall{}
+			}
+			if v.Metadata == nil {
+				v.Metadata = map[string]any{}
+			}
+			shaped.Messages = append(shaped.Messages, v)
+		}
 		enc := json.NewEncoder(&whole)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(&w); err != nil {
+		if err := enc.Encode(&shaped); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := bytes.TrimSuffix(whole.Bytes(), []byte("\n")); !bytes.Equal(streamed.Bytes(), want) {
