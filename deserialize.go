@@ -31,6 +31,7 @@ type wireInput struct {
 	StartedAt     json.RawMessage `json:"started_at"`
 	AgentName     string          `json:"agent_name"`
 	Log           *wireLogInput   `json:"log"`
+	Events        *jsonArray      `json:"events"` // the reference library's version 2 instead of log
 }
 
 type wireLogInput struct {
@@ -52,15 +53,19 @@ func (jsonArray) UnmarshalJSON(b []byte) error {
 }
 
 // Deserialize reads a context written by [Context.Serialize] (format version
-// 2) or by the reference library's version 1; FORMAT.md says how.
+// 2), by the reference library's version 1, or by its own version 2 (Nous
+// v0.17.1: top-level events instead of a log, replacements by position);
+// FORMAT.md says how.
 //
 // A version 2 blob rebuilds the session log, its ID, parent and fork seq
 // included, folds it once and gets back the same view: the restored
 // context's next event has the next seq. A version 1 blob has no log: each
 // of its messages becomes one event in a new log with a new ID, stamped, like
 // the message, with the time of the restore; an unknown role is read as user,
-// with a warning on slog.Default() ([DeserializeWithLogger] says where). Deps, event data and metadata decode
-// whole numbers as int. The runtime-only fields are unset and there is no
+// with a warning on slog.Default() ([DeserializeWithLogger] says where). The
+// reference's version 2 keeps every event, its time and its data, in a new
+// log with a new ID. Deps, event data and metadata decode whole numbers as
+// int. The runtime-only fields are unset and there is no
 // overlay.
 //
 // Deserialize fails closed: anything it cannot trust is an error that names
@@ -102,24 +107,27 @@ func deserialize(data []byte, logger *slog.Logger) (*Context, error) {
 	if errors.As(err, &syn) {
 		return nil, fmt.Errorf("nous: deserialize: not valid JSON: %v: %w", err, ErrMalformed)
 	}
-	raw := w.Version
+	raw, reference := w.Version, w.Log == nil && w.Events != nil
 	if err != nil {
-		// The decode failed on some field; the version decides what that
-		// means, so read it alone first.
+		// The decode failed on some field; the version, and which version 2
+		// it is, decide what that means, so read them alone first.
 		var head struct {
-			Version json.RawMessage `json:"version"`
+			Version, Log, Events json.RawMessage
 		}
 		if err := json.Unmarshal(data, &head); err != nil {
 			return nil, malformed("", err)
 		}
-		raw = head.Version
+		raw, reference = head.Version, head.Log == nil && head.Events != nil
 	}
 	version, err2 := parseVersion(raw)
 	if err2 != nil {
 		return nil, err2
 	}
-	if version == 1 {
+	switch {
+	case version == 1:
 		return deserializeV1(data, logger)
+	case reference:
+		return deserializeReference(data, logger)
 	}
 	if err != nil {
 		return nil, locateError(data, err)
@@ -346,7 +354,8 @@ type wireRaw struct {
 	MaxIterations json.RawMessage `json:"max_iterations"`
 	StartedAt     json.RawMessage `json:"started_at"`
 	AgentName     json.RawMessage `json:"agent_name"`
-	Log           json.RawMessage `json:"log"` // version 2 only; version 1 ignores it
+	Log           json.RawMessage `json:"log"`    // version 2 only; version 1 ignores it
+	Events        json.RawMessage `json:"events"` // the reference library's version 2 only
 }
 
 // rawField is one field to decode on its own: its place in the document, its

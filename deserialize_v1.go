@@ -23,14 +23,21 @@ type v1Message struct {
 	Metadata   json.RawMessage `json:"metadata"`
 }
 
-// deserializeV1 reads a version 1 blob, warning on logger.
-func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
-	var raw wireRaw // its "log", unknown to version 1, is ignored like any other key
+// readRaw decodes data field by field, as version 1 and the reference's
+// version 2 are read: the plain state into a wireInput, the rest left raw.
+func readRaw(data []byte) (wireRaw, wireInput, error) {
+	var raw wireRaw
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, malformed("", err)
+		return raw, wireInput{}, malformed("", err)
 	}
 	w := wireInput{Deps: raw.Deps, ToolCalls: raw.ToolCalls, StartedAt: raw.StartedAt}
-	if err := decodeFields(raw.plainFields(&w)...); err != nil {
+	return raw, w, decodeFields(raw.plainFields(&w)...)
+}
+
+// deserializeV1 reads a version 1 blob, warning on logger.
+func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
+	raw, w, err := readRaw(data) // its "log", unknown to version 1, is ignored like any other key
+	if err != nil {
 		return nil, err
 	}
 	var items []json.RawMessage
@@ -44,7 +51,11 @@ func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
 	msgs := make([]Message, len(items))
 	for i, item := range items {
 		place := fmt.Sprintf("messages[%d]", i)
-		m, err := decodeV1Message(item, place, logger)
+		var v v1Message
+		if err := json.Unmarshal(item, &v); err != nil {
+			return nil, malformed(place, err)
+		}
+		m, err := v.message(place, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -67,12 +78,8 @@ func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
 	return c, nil
 }
 
-// decodeV1Message reads one version 1 message at place.
-func decodeV1Message(item json.RawMessage, place string, logger *slog.Logger) (Message, error) {
-	var v v1Message
-	if err := json.Unmarshal(item, &v); err != nil {
-		return Message{}, malformed(place, err)
-	}
+// message returns the message v holds, at place.
+func (v *v1Message) message(place string, logger *slog.Logger) (Message, error) {
 	m := Message{Role: Role(v.Role), ToolCallID: v.ToolCallID, Name: v.Name}
 	if !m.Role.Valid() {
 		logger.Warn("nous: deserialize: unknown role read as user", "place", place, "role", v.Role)
