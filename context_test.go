@@ -218,7 +218,7 @@ func TestNewContextOptions(t *testing.T) {
 		}},
 		{"messages", []nous.Option{nous.WithMessages(mSystem("s"), mUser("u"), mAssistant("a"))}, func(t *testing.T, c *nous.Context) {
 			assert.Equal(t, []nous.Message{mSystem("s"), mUser("u"), mAssistant("a")}, c.Messages())
-			assert.False(t, c.NeedsResponse, "the last message is an assistant's without tool calls")
+			assert.True(t, c.NeedsResponse, "seeding messages leave it at its default, as in the reference")
 			assert.Equal(t, 3, c.Log().Len())
 		}},
 		{"invalid message skipped with a warning", []nous.Option{nous.WithLogger(logger), nous.WithMessages(mUser("u"), nous.Message{Role: "bogus"}, mUser("v"))}, func(t *testing.T, c *nous.Context) {
@@ -232,8 +232,8 @@ func TestNewContextOptions(t *testing.T) {
 		{"needs response off", []nous.Option{nous.WithNeedsResponse(false)}, func(t *testing.T, c *nous.Context) {
 			assert.False(t, c.NeedsResponse)
 		}},
-		{"messages decide needs response after the option", []nous.Option{nous.WithMessages(mUser("u")), nous.WithNeedsResponse(false)}, func(t *testing.T, c *nous.Context) {
-			assert.True(t, c.NeedsResponse, "a user message is last")
+		{"messages leave needs response as the option sets it", []nous.Option{nous.WithMessages(mUser("u")), nous.WithNeedsResponse(false)}, func(t *testing.T, c *nous.Context) {
+			assert.False(t, c.NeedsResponse, "a user message is last, and the option decides")
 		}},
 		{"warned on a logger set after the messages", []nous.Option{nous.WithMessages(nous.Message{Role: "later"}), nous.WithLogger(logger)}, func(t *testing.T, c *nous.Context) {
 			assert.Equal(t, 0, c.Len())

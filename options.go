@@ -43,8 +43,8 @@ func WithDeps(deps map[string]any) Option { return func(o *options) { o.deps = d
 func WithUsage(u Usage) Option { return func(o *options) { o.usage = u } }
 
 // WithNeedsResponse sets whether the model must be called again; the default
-// is true. Messages added by WithMessages set it as [Context.AddMessage]
-// does, after this option.
+// is true. Messages added by WithMessages do not change it, as in the
+// reference library: they seed the conversation, they are not a turn.
 func WithNeedsResponse(on bool) Option { return func(o *options) { o.needsResponse = on } }
 
 // WithIteration sets the iteration counter, for a run that resumes.
@@ -57,8 +57,9 @@ func WithMaxIterations(n int) Option { return func(o *options) { o.maxIterations
 func WithAgentName(name string) Option { return func(o *options) { o.agentName = name } }
 
 // WithMessages adds msgs, in order, after those of any earlier WithMessages,
-// as [Context.AddMessages] would. An invalid message cannot be reported by
-// an option: it is skipped with a warning on the context's logger. Use
+// as [Context.AddMessages] would, except that NeedsResponse is left as
+// WithNeedsResponse sets it. An invalid message cannot be reported by an
+// option: it is skipped with a warning on the context's logger. Use
 // AddMessages to get the error.
 func WithMessages(msgs ...Message) Option {
 	return func(o *options) { o.messages = append(o.messages, msgs...) }
@@ -133,6 +134,7 @@ func NewContext(opts ...Option) *Context {
 		}
 		c.appendMessage(m, "")
 	}
+	c.NeedsResponse = o.needsResponse // appendMessage set it
 	return c
 }
 
