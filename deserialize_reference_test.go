@@ -1,9 +1,13 @@
 package nous_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,4 +114,49 @@ func TestDeserializeReferenceVersion2Errors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.place)
 		})
 	}
+}
+
+// The fixtures of testdata/nous017 are documents as Nous v0.17.1 writes them,
+// built by hand from its source, each with the view its own fold gives,
+// derived by hand from its rules.
+func TestDeserializeReferenceFixtures(t *testing.T) {
+	type viewEntry struct {
+		Role       nous.Role       `json:"role"`
+		Content    string          `json:"content,omitempty"`
+		ToolCallID string          `json:"tool_call_id,omitempty"`
+		Name       string          `json:"name,omitempty"`
+		ToolCalls  []nous.ToolCall `json:"tool_calls,omitempty"`
+		CreatedAt  time.Time       `json:"created_at"`
+	}
+	for _, name := range []string{"chat", "tool_loop", "compacted_twice"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "nous017", name+".json"))
+			require.NoError(t, err)
+			wantJSON, err := os.ReadFile(filepath.Join("testdata", "nous017", name+".view.json"))
+			require.NoError(t, err)
+			var want []viewEntry
+			require.NoError(t, json.Unmarshal(wantJSON, &want))
+
+			c, err := nous.Deserialize(data)
+			require.NoError(t, err)
+			var got []viewEntry
+			for _, m := range c.All() {
+				got = append(got, viewEntry{m.Role, m.Text(), m.ToolCallID, m.Name, m.ToolCalls, m.CreatedAt})
+			}
+			require.Equal(t, len(want), len(got), "view length")
+			for i := range want {
+				assert.JSONEq(t, string(must(json.Marshal(want[i]))), string(must(json.Marshal(got[i]))), "view[%d]", i)
+			}
+			var doc struct{ Events []json.RawMessage }
+			require.NoError(t, json.Unmarshal(data, &doc))
+			assert.Equal(t, len(doc.Events), c.Log().Len(), "every event is kept")
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

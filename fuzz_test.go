@@ -15,7 +15,7 @@ import (
 // golden files, the version 1 fixtures and the catalog of bad input.
 func serSeeds(f *testing.F) [][]byte {
 	var seeds [][]byte
-	for _, pattern := range []string{"testdata/*.golden.json", "testdata/v1/*.json"} {
+	for _, pattern := range []string{"testdata/*.golden.json", "testdata/v1/*.json", "testdata/nous017/*.json"} {
 		files, err := filepath.Glob(pattern)
 		if err != nil {
 			f.Fatal(err)

@@ -21,7 +21,7 @@ import (
 func documents(t *testing.T) map[string][]byte {
 	t.Helper()
 	docs := map[string][]byte{}
-	for _, pattern := range []string{"testdata/*.json", "testdata/v1/*.json"} {
+	for _, pattern := range []string{"testdata/*.json", "testdata/v1/*.json", "testdata/nous017/*.json"} {
 		paths, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, p := range paths {
