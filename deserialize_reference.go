@@ -9,8 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/nous-go/nous/internal/jsonx"
 )
 
@@ -62,16 +60,7 @@ func deserializeReference(data []byte, logger *slog.Logger) (*Context, error) {
 		}
 		events[i] = e
 	}
-	l, v, err := restoreLog(newLogID(), uuid.Nil, 0, events, true)
-	if err != nil {
-		return nil, fmt.Errorf("nous: deserialize: %w", err)
-	}
-	c, err := restoreState(&w, true)
-	if err != nil {
-		return nil, err
-	}
-	c.log, c.view = l, v
-	return c, nil
+	return restoreNew(&w, events, "")
 }
 
 // event returns r, the event at index i, as an event of ours: seq i+1, and a

@@ -66,11 +66,18 @@ func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
 		msgs[i] = m
 		events[i] = Event{Seq: int64(i + 1), Type: messageEventType(m.Role), Message: &msgs[i], CreatedAt: at}
 	}
+	return restoreNew(&w, events, "messages: ")
+}
+
+// restoreNew returns the context of w, read by the rules of version 1, with
+// a new log holding events: version 1 and the reference's version 2 have no
+// log ID. prefix names the events in errors.
+func restoreNew(w *wireInput, events []Event, prefix string) (*Context, error) {
 	l, view, err := restoreLog(newLogID(), uuid.Nil, 0, events, true)
 	if err != nil {
-		return nil, fmt.Errorf("nous: deserialize: messages: %w", err)
+		return nil, fmt.Errorf("nous: deserialize: %s%w", prefix, err)
 	}
-	c, err := restoreState(&w, true)
+	c, err := restoreState(w, true)
 	if err != nil {
 		return nil, err
 	}
