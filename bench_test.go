@@ -588,11 +588,21 @@ func serialContext(b *testing.B, n int, replaced bool) *nous.Context {
 	msgs := n * 10 / 11
 	c := conversationContext(b, msgs)
 	m := nous.Message{Role: nous.RoleUser, Content: "[compacted]"}
+	// The roles of the view, kept beside it: each replacement takes a whole
+	// tool-call group (a call and its result), which keeps the pairing.
+	roles := make([]nous.Role, 0, msgs)
+	for _, m := range c.All() {
+		roles = append(roles, m.Role)
+	}
 	for k := range n - msgs {
-		i := (k * 7919) % (c.Len() - 1)
+		i := (k * 7919) % (len(roles) - 1)
+		for roles[i] != nous.RoleAssistant || roles[i+1] != nous.RoleTool {
+			i = (i + 1) % (len(roles) - 1)
+		}
 		if err := c.ReplaceMessageRange(i, i+1, m); err != nil {
 			b.Fatal(err)
 		}
+		roles = slices.Replace(roles, i, i+2, nous.RoleUser)
 	}
 	return c
 }

@@ -391,8 +391,16 @@ func (c *Context) ReplaceMessage(index int, m Message) error {
 //
 // A range outside the view is an error wrapping [ErrOutOfRange], so is one
 // that covers the overlay's own system message, which is not in the log; an
-// invalid m is an error wrapping [ErrInvalidMessage]. Either way nothing
-// changes.
+// invalid m is an error wrapping [ErrInvalidMessage]; a replacement that
+// would break the tool-call pairing (see [Context.CheckToolPairing]) in a way
+// the view does not already break it, such as replacing an assistant message
+// with calls but not their results, or a range that ends between a call and
+// its result, is an error wrapping [ErrUnpaired]. A range that covers whole
+// groups of calls and results is fine, and calls still open at the end of
+// the view are a turn in progress, not a break. Either way nothing changes.
+// (The reference library does not check the pairing; a view it let through
+// would be refused by every provider.) The check reads only the groups the
+// range touches.
 func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	off := 0
 	if c.leadMode == leadSynthetic {
@@ -406,6 +414,9 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	}
 	if err := m.validate(); err != nil {
 		return fmt.Errorf("nous: replace %d..%d: %w", first, last, err)
+	}
+	if err := c.checkReplace(first, last, &m); err != nil {
+		return fmt.Errorf("nous: replace %d..%d would break the tool-call pairing: in the view after it, %w", first, last, err)
 	}
 	first, last = first-off, last-off
 	f := c.log.msg(c.view[first])

@@ -41,6 +41,12 @@ var (
 	// cannot read; the error names the version.
 	ErrUnsupportedVersion = errors.New("unsupported version")
 
+	// ErrUnpaired reports a view whose tool calls and results do not pair
+	// as providers require; see [Context.CheckToolPairing]. ReplaceMessage
+	// and ReplaceMessageRange return it for a replacement that would break
+	// the pairing.
+	ErrUnpaired = errors.New("unpaired tool call")
+
 	// ErrMalformed reports serialized data that is not valid JSON of the
 	// expected shape; the error names the place.
 	ErrMalformed = errors.New("malformed serialized context")

@@ -544,11 +544,19 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			} else {
 				err = c.ReplaceMessageRange(first, last, msg)
 			}
+			breaks := func() bool {
+				f, z := first-m.off(), last-m.off()
+				replaced := slices.Replace(slices.Clone(m.msgs), f, z+1, msg)
+				return modelBreaksPairing(m.msgs, replaced)
+			}
 			switch {
 			case first < m.off() || last >= n || first < 0:
 				require.ErrorIs(t, err, nous.ErrOutOfRange, op)
 			case invalid:
 				require.ErrorIs(t, err, nous.ErrInvalidMessage, op)
+			case breaks():
+				require.ErrorIs(t, err, nous.ErrUnpaired, op)
+				op += " (refused: it breaks the pairing)"
 			default:
 				require.NoError(t, err, op)
 				f, z := first-m.off(), last-m.off()
@@ -859,4 +867,55 @@ func TestFoldModelCheckCanFail(t *testing.T) {
 			require.True(t, rec.failed, "the check missed it")
 		})
 	}
+}
+
+// modelPairing returns the pairing problems of a view, each as the call ID
+// and what is wrong, by the rule written another way than the package's: the
+// view is cut into segments, each a message that is not a tool result and
+// the tool results after it; a segment's results answer its calls. Calls
+// left open at the end of the view are not counted.
+func modelPairing(view []nous.Message) []string {
+	var problems []string
+	var open []string
+	started := false
+	for _, msg := range view {
+		if msg.Role == nous.RoleTool {
+			if i := slices.Index(open, msg.ToolCallID); i >= 0 {
+				open = slices.Delete(open, i, i+1)
+			} else {
+				problems = append(problems, msg.ToolCallID+": orphan")
+			}
+			continue
+		}
+		if started {
+			for _, id := range open {
+				problems = append(problems, id+": interrupted")
+			}
+		}
+		started, open = true, nil
+		seen := map[string]bool{}
+		for _, tc := range msg.ToolCalls {
+			if seen[tc.ID] {
+				problems = append(problems, tc.ID+": duplicate")
+				continue
+			}
+			seen[tc.ID] = true
+			open = append(open, tc.ID)
+		}
+	}
+	return problems
+}
+
+// modelBreaksPairing reports whether after has a pairing problem, by call
+// and kind, that before does not.
+func modelBreaksPairing(before, after []nous.Message) bool {
+	have := modelPairing(before)
+	for _, p := range modelPairing(after) {
+		i := slices.Index(have, p)
+		if i < 0 {
+			return true
+		}
+		have = slices.Delete(have, i, i+1)
+	}
+	return false
 }

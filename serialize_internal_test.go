@@ -316,7 +316,9 @@ func TestSerializeSizeEstimate(t *testing.T) {
 	}
 	short := conversation(1)
 	replaced := conversation(2000)
-	for i := 0; i+1 < replaced.Len(); i += 5 {
+	// Every other tool-call group (a call at 4k+1, its result at 4k+2) by
+	// one message, from the end so the indices before stay put.
+	for i := 1 + 4*((replaced.Len()-3)/4); i >= 1; i -= 8 {
 		if err := replaced.ReplaceMessageRange(i, i+1, Message{Role: RoleUser, Content: "[compacted]"}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,101 @@
+package nous_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nous-go/nous"
+)
+
+func call(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
+
+func calls(ids ...string) nous.Message {
+	m := nous.Message{Role: nous.RoleAssistant}
+	for _, id := range ids {
+		m.ToolCalls = append(m.ToolCalls, call(id))
+	}
+	return m
+}
+
+func result(id string) nous.Message {
+	return nous.Message{Role: nous.RoleTool, ToolCallID: id, Name: "f", Content: "ok"}
+}
+
+func TestCheckToolPairing(t *testing.T) {
+	u, a := mUser("u"), mAssistant("a")
+	for _, tt := range []struct {
+		name string
+		view []nous.Message
+		want string // "" when the view pairs; else a piece of the error
+	}{
+		{"no tools", []nous.Message{u, a, u}, ""},
+		{"one call", []nous.Message{u, calls("x"), result("x"), a}, ""},
+		{"parallel calls, results in any order", []nous.Message{u, calls("x", "y"), result("y"), result("x"), a}, ""},
+		{"the same id in two turns", []nous.Message{u, calls("call_0"), result("call_0"), u, calls("call_0"), result("call_0")}, ""},
+		{"a result without its call", []nous.Message{u, result("x")}, `message 1, call "x": a tool result whose call is not open before it`},
+		{"a result after another message", []nous.Message{u, calls("x"), u, result("x")}, `message 2, call "x": a message comes before this call's result`},
+		{"a missing result of a parallel call", []nous.Message{u, calls("x", "y"), result("x"), a}, `message 3, call "y": a message comes before`},
+		{"a result answered twice", []nous.Message{u, calls("x"), result("x"), result("x")}, `message 3, call "x": a tool result whose call is not open`},
+		{"a call id twice in one message", []nous.Message{u, calls("x", "x"), result("x")}, `message 1, call "x": the call's ID is used twice`},
+		{"ends with calls to run", []nous.Message{u, calls("x")}, `message 1, call "x": the call has no result`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext(nous.WithMessages(tt.view...))
+			err := c.CheckToolPairing()
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, nous.ErrUnpaired)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// A replacement that would break the pairing is refused and changes
+// nothing; one that keeps it, or keeps a break the view already had, goes.
+func TestReplaceKeepsThePairing(t *testing.T) {
+	u, summary := mUser("u"), mSystem("summary")
+	view := []nous.Message{u, calls("x", "y"), result("x"), result("y"), mAssistant("a"), u, calls("z"), result("z"), mAssistant("b")}
+	for _, tt := range []struct {
+		name        string
+		first, last int
+		m           nous.Message
+		refused     bool
+	}{
+		{"a whole group", 1, 3, summary, false},
+		{"a whole turn", 0, 4, summary, false},
+		{"the call but not its results", 1, 1, summary, true},
+		{"a result but not its call", 2, 2, summary, true},
+		{"a range ending between a call and its results", 0, 2, summary, true},
+		{"a range starting inside the results", 3, 5, summary, true},
+		{"a result by another result of the same call", 2, 2, result("x"), false},
+		{"a result by a result of a call not made", 2, 2, result("w"), true},
+		{"the calls by the same calls", 1, 1, calls("x", "y"), false},
+		{"the calls by fewer calls", 1, 1, calls("x"), true},
+		{"a plain message by a call left open", 8, 8, calls("q"), false},
+		{"a plain message by a call with a message after it", 5, 5, calls("q"), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext(nous.WithMessages(view...))
+			require.NoError(t, c.CheckToolPairing())
+			before := stateOf(c)
+			err := c.ReplaceMessageRange(tt.first, tt.last, tt.m)
+			if !tt.refused {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, nous.ErrUnpaired)
+			assert.Equal(t, before, stateOf(c), "a refused replacement changes nothing")
+		})
+	}
+
+	// A break the view already has does not stop a replacement elsewhere,
+	// nor one that keeps it.
+	broken := nous.NewContext(nous.WithMessages(u, result("orphan"), u, calls("x"), result("x"), mAssistant("a")))
+	require.ErrorIs(t, broken.CheckToolPairing(), nous.ErrUnpaired)
+	require.NoError(t, broken.ReplaceMessageRange(3, 4, summary))
+	require.NoError(t, broken.ReplaceMessage(0, mUser("edited")))
+}
