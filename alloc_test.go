@@ -88,6 +88,7 @@ func TestAllocationBudgets(t *testing.T) {
 	}
 
 	wantAllocs(t, "IsSecretKey of a plain key", 0, func() { nous.IsSecretKey("iteration") })
+	wantAllocs(t, "IsSecretKey of a canonical header name", 0, func() { nous.IsSecretKey("Content-Type") })
 }
 
 // TestAddMessageAmortizedAllocs checks the per-message allocations of a long

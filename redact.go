@@ -1,8 +1,10 @@
 package nous
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // IsSecretKey reports whether key names a credential. It is the rule
@@ -11,37 +13,94 @@ import (
 //
 // The rule goes by the words of the key: it is split at anything but a
 // letter or a digit, between letters and digits, and where the case changes
-// ("XApiKey2" is x, api, key, 2),
-// lower-cased, and a plural is folded ("tokens" is token). A key is a secret
-// when one of its words is secret, password, passwd, passphrase, credential,
-// authorization, bearer, cookie or apikey; when it has the word key after
-// api, private, access, secret, signing, client, ssh, encryption or master ("x-api-key",
-// "accessKeys"); or when it has the word token, unless the token is counted
-// ("max_tokens", "input_tokens", "token_count" and "tokenizer" are kept;
-// "token", "refresh_tokens" and "AuthToken" are not).
+// ("XApiKey2" is x, api, key, 2), and lower-cased. A key is a secret when
+//   - a word contains secret (but is not secretary or secretariat),
+//     password, passwd, passphrase, credential, authorization, bearer,
+//     cookie, apikey, privatekey, accesskey or secretkey, or is creds, or
+//     is pass or pwd after another word ("PGPASSWORD", "smtp_pass");
+//   - the word key or keys follows a word that does not name an ordinary
+//     key (primary, sort, cache, public, ...): "x-api-key",
+//     "Ocp-Apim-Subscription-Key" and "hmac_key" are secrets, "key",
+//     "sort_key" and "idempotency_key" are not;
+//   - a word is token, or ends with it ("authtoken"), unless a word of the
+//     key counts tokens or pages through results (max, count, limit, input,
+//     page, ...): "id_token" is a secret, "token_count" and "next_page_token"
+//     are not;
+//   - a word is tokens, or ends with it, after a word that names a
+//     credential (refresh, access, auth, api, session, id, ...):
+//     "refresh_tokens" and "AuthTokens" are secrets, "max_tokens",
+//     "audio_tokens" and "tokens" are counts.
+//
+// A key with none of the letters of these words, most keys, is decided
+// without allocating.
 func IsSecretKey(key string) bool {
-	// Every word the rule looks for contains one of these; a key without
-	// any, most keys, is decided without splitting it into words, and
-	// without allocating unless it has an upper-case letter.
-	lower := strings.ToLower(key)
-	if !strings.Contains(lower, "key") && !strings.Contains(lower, "token") &&
-		!strings.Contains(lower, "secret") && !strings.Contains(lower, "pass") &&
-		!strings.Contains(lower, "authorization") && !strings.Contains(lower, "credential") &&
-		!strings.Contains(lower, "bearer") && !strings.Contains(lower, "cookie") {
+	if !containsAnyFold(key, "secret", "pass", "pwd", "cred", "auth", "bearer", "cookie", "key", "token") {
 		return false
 	}
 	words := keyWords(key)
+	has := func(set []string) bool { return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(set, w) }) }
 	for i, w := range words {
-		switch w {
-		case "secret", "password", "passwd", "passphrase", "credential", "authorization", "bearer", "cookie", "apikey":
+		prev := ""
+		if i > 0 {
+			prev = words[i-1]
+		}
+		switch {
+		case w != "secretary" && w != "secretariat" && containsAny(w, secretFragments):
 			return true
-		case "key":
-			if i > 0 && keyQualifiers[words[i-1]] {
-				return true
-			}
-		case "token":
-			counted := (i > 0 && tokenCounters[words[i-1]]) || (i+1 < len(words) && tokenCounters[words[i+1]])
-			if !counted {
+		case w == "creds", (w == "pass" || w == "pwd") && prev != "":
+			return true
+		case (w == "key" || w == "keys") && prev != "" && !slices.Contains(ordinaryKeys, prev):
+			return true
+		case strings.HasSuffix(w, "token") && !has(tokenCounters):
+			return true
+		case strings.HasSuffix(w, "tokens") && (w != "tokens" || slices.Contains(credentialWords, prev)):
+			return true
+		}
+	}
+	return false
+}
+
+// secretFragments are the pieces of a word that make it a credential.
+var secretFragments = []string{
+	"secret", "password", "passwd", "passphrase", "credential", "authorization", "bearer", "cookie",
+	"apikey", "privatekey", "accesskey", "secretkey",
+}
+
+// ordinaryKeys are the words before key that name an ordinary key, not a
+// credential.
+var ordinaryKeys = []string{
+	"primary", "foreign", "sort", "partition", "cache", "public", "idempotency", "dedup", "dedupe",
+	"group", "lookup", "unique", "composite", "row", "hash", "index", "map", "object", "routing",
+	"shard", "message", "translation", "i18n", "hot", "short", "range", "join", "natural", "surrogate",
+	"cluster", "distribution", "storage", "s3", "redis", "cursor", "pagination", "next", "dict",
+}
+
+// tokenCounters are the words that say a key counts tokens, or pages
+// through results, rather than holds a token.
+var tokenCounters = []string{
+	"max", "min", "input", "output", "prompt", "completion", "total", "cached", "cache", "reasoning",
+	"num", "n", "used", "remaining", "count", "limit", "budget", "usage", "per", "new", "audio",
+	"text", "image", "thinking", "prediction", "context", "generated", "page", "next", "continuation",
+	"cursor", "pagination",
+}
+
+// credentialWords are the words before tokens that make them credentials.
+var credentialWords = []string{
+	"refresh", "access", "auth", "api", "session", "id", "bearer", "oauth", "jwt", "csrf", "xsrf",
+	"github", "gitlab", "slack", "personal", "service", "device", "user", "client",
+}
+
+// containsAny reports whether s contains one of subs.
+func containsAny(s string, subs []string) bool {
+	return slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
+}
+
+// containsAnyFold reports whether s contains, in any ASCII letter case, one
+// of subs, which are lower-case ASCII, without allocating.
+func containsAnyFold(s string, subs ...string) bool {
+	for i := range len(s) {
+		for _, sub := range subs {
+			if len(s)-i >= len(sub) && equalFoldASCII(s[i:i+len(sub)], sub) {
 				return true
 			}
 		}
@@ -49,54 +108,45 @@ func IsSecretKey(key string) bool {
 	return false
 }
 
-// keyQualifiers are the words that make the word key after them a secret.
-var keyQualifiers = map[string]bool{
-	"api": true, "private": true, "access": true, "secret": true, "signing": true, "client": true,
-	"ssh": true, "encryption": true, "master": true,
-}
-
-// tokenCounters are the words that, next to the word token, say that the
-// key counts tokens rather than holds one.
-var tokenCounters = map[string]bool{
-	"max": true, "min": true, "input": true, "output": true, "prompt": true, "completion": true,
-	"total": true, "cached": true, "cache": true, "reasoning": true, "num": true, "used": true,
-	"remaining": true, "count": true, "limit": true, "budget": true, "usage": true, "per": true,
-}
-
-// plurals are the words whose plural keyWords folds.
-var plurals = map[string]bool{
-	"secret": true, "password": true, "passphrase": true, "credential": true, "cookie": true,
-	"apikey": true, "key": true, "token": true, "count": true, "limit": true, "budget": true,
+// equalFoldASCII reports whether s equals lower, lower-case ASCII, up to the
+// case of ASCII letters.
+func equalFoldASCII(s, lower string) bool {
+	for i := range len(lower) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // keyWords splits k into lower-case words at anything but a letter or a
-// digit and at camel-case humps, folding plurals: "XApiKeys" gives x, api,
-// key.
+// digit, between letters and digits, and at camel-case humps: "XApiKeys2"
+// gives x, api, keys, 2.
 func keyWords(k string) []string {
 	var words []string
-	r := []rune(k)
-	start := -1
-	add := func(end int) {
-		w := strings.ToLower(string(r[start:end]))
-		if stem, ok := strings.CutSuffix(w, "s"); ok && plurals[stem] {
-			w = stem
-		}
-		words = append(words, w)
-		start = -1
+	r := make([]rune, 0, utf8.RuneCountInString(k))
+	for _, c := range k {
+		r = append(r, c)
 	}
+	start := -1
 	for i, c := range r {
 		alnum := unicode.IsLetter(c) || unicode.IsDigit(c)
 		hump := i > 0 && (unicode.IsDigit(c) != unicode.IsDigit(r[i-1]) ||
 			unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) || unicode.IsUpper(r[i-1]) && i+1 < len(r) && unicode.IsLower(r[i+1])))
 		if start >= 0 && (!alnum || hump) {
-			add(i)
+			words = append(words, strings.ToLower(string(r[start:i])))
+			start = -1
 		}
 		if alnum && start < 0 {
 			start = i
 		}
 	}
 	if start >= 0 {
-		add(len(r))
+		words = append(words, strings.ToLower(string(r[start:])))
 	}
 	return words
 }

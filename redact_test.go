@@ -17,12 +17,14 @@ import (
 var (
 	secretKeys = []string{
 		"api_key", "apikey", "api_keys", "apiKey", "APIKey", "XApiKey", "x-api-key", "x-api-keys", "api-key",
-		"openai_api_key", "token", "tokens", "access_token", "access_tokens", "refresh_tokens", "refreshToken",
+		"openai_api_key", "token", "access_token", "access_tokens", "refresh_tokens", "refreshToken",
 		"AuthTokens", "AUTH_TOKEN", "auth_token", "id_token", "GITHUB_TOKEN", "secret", "client_secret",
 		"client_secrets", "secret_key", "password", "db_password", "Passwd", "passphrase", "authorization",
 		"Authorization", "credential", "credentials", "bearer", "private_key", "private-key", "privateKey",
 		"access_key", "accessKeys", "access-key", "ssh_key", "Cookie", "set-cookie", "user.password",
-		"secret2", "oauth2_token", "api_key_v2",
+		"secret2", "oauth2_token", "api_key_v2", "PGPASSWORD", "authtoken", "Authorizations", "secretkey",
+		"X-RapidAPI-Key", "Ocp-Apim-Subscription-Key", "X-Auth-Key", "openai_key", "app_key", "hmac_key", "smtp_pass",
+		"creds", "sessionToken", "X-Goog-Api-Key", "Proxy-Authorization", "api_token", "client_secret_id",
 	}
 	settingKeys = []string{
 		"max_tokens", "max_output_tokens", "maxTokens", "input_tokens", "output_tokens", "total_tokens",
@@ -30,7 +32,9 @@ var (
 		"tokens_used", "tokenizer", "secretary", "turn", "monkey", "keyboard", "key", "keys", "primary_key",
 		"public_key", "sort_key", "auth", "auth_method", "oauth_provider", "passage", "bypass", "compass",
 		"model", "temperature", "user", "theme", "lang", "iteration", "request_id", "x-request-id",
-		"content-type", "session", "credit", "tokyo", "gpt4_max_tokens", "x509",
+		"content-type", "session", "credit", "tokyo", "gpt4_max_tokens", "x509", "tokens", "audio_tokens",
+		"accepted_prediction_tokens", "max_new_tokens", "max_thinking_tokens", "n_tokens", "text_tokens",
+		"next_page_token", "pageToken", "cache_key", "idempotency_key", "pass", "Content-Type",
 	}
 )
 

@@ -6,11 +6,11 @@ import (
 	"unicode"
 )
 
-// Secret reports whether a key names a credential, by the rule FORMAT.md
-// states, written without nous's code: the key is cut into words (a
+// Secret reports whether a key names a credential, by the rule nous's
+// IsSecretKey states, written without its code: the key is cut into words (a
 // separator goes before every upper-case letter that follows a lower-case
-// letter or a digit, or that starts a capitalised word after an upper-case
-// run), plurals of the rule's words are folded, and the words are matched.
+// letter, and before one that starts a capitalised word after an upper-case
+// run, and between letters and digits), and the words are matched.
 func Secret(k string) bool {
 	var b strings.Builder
 	r := []rune(k)
@@ -22,25 +22,33 @@ func Secret(k string) bool {
 		b.WriteRune(c)
 	}
 	words := strings.FieldsFunc(strings.ToLower(b.String()), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
-	for i, w := range words {
-		if slices.Contains([]string{"secrets", "passwords", "passphrases", "credentials", "cookies", "apikeys", "keys", "tokens", "counts", "limits", "budgets"}, w) {
-			words[i] = strings.TrimSuffix(w, "s")
-		}
+	in := func(w string, list string) bool { return slices.Contains(strings.Fields(list), w) }
+	counted := false
+	for _, w := range words {
+		counted = counted || in(w, "max min input output prompt completion total cached cache reasoning num n used remaining count limit budget usage per new audio text image thinking prediction context generated page next continuation cursor pagination")
 	}
-	at := func(i int) string {
-		if i < 0 || i >= len(words) {
-			return ""
-		}
-		return words[i]
-	}
-	counters := []string{"max", "min", "input", "output", "prompt", "completion", "total", "cached", "cache", "reasoning", "num", "used", "remaining", "count", "limit", "budget", "usage", "per"}
 	for i, w := range words {
+		prev := ""
+		if i > 0 {
+			prev = words[i-1]
+		}
+		for _, f := range strings.Fields("secret password passwd passphrase credential authorization bearer cookie apikey privatekey accesskey secretkey") {
+			if strings.Contains(w, f) && w != "secretary" && w != "secretariat" {
+				return true
+			}
+		}
 		switch {
-		case slices.Contains([]string{"secret", "password", "passwd", "passphrase", "credential", "authorization", "bearer", "cookie", "apikey"}, w):
+		case w == "creds":
 			return true
-		case w == "key" && slices.Contains([]string{"api", "private", "access", "secret", "signing", "client", "ssh", "encryption", "master"}, at(i-1)):
+		case (w == "pass" || w == "pwd") && i > 0:
 			return true
-		case w == "token" && !slices.Contains(counters, at(i-1)) && !slices.Contains(counters, at(i+1)):
+		case (w == "key" || w == "keys") && i > 0 && !in(prev, "primary foreign sort partition cache public idempotency dedup dedupe group lookup unique composite row hash index map object routing shard message translation i18n hot short range join natural surrogate cluster distribution storage s3 redis cursor pagination next dict"):
+			return true
+		case strings.HasSuffix(w, "token") && !counted:
+			return true
+		case w == "tokens" && in(prev, "refresh access auth api session id bearer oauth jwt csrf xsrf github gitlab slack personal service device user client"):
+			return true
+		case strings.HasSuffix(w, "tokens") && w != "tokens":
 			return true
 		}
 	}
