@@ -3,6 +3,7 @@ package nous
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -22,7 +23,7 @@ import (
 type referenceEvent struct {
 	Seq  *int64          `json:"seq"`
 	Type EventType       `json:"type"`
-	Time time.Time       `json:"time"`
+	Time *time.Time      `json:"time"`
 	Data json.RawMessage `json:"data"`
 }
 
@@ -46,15 +47,19 @@ func deserializeReference(data []byte, logger *slog.Logger) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	var items []referenceEvent
+	var items []json.RawMessage
 	if err := json.Unmarshal(raw.Events, &items); err != nil {
-		return nil, malformed("events", err)
+		return nil, malformed("events", errors.New("not a list"))
 	}
 	events := make([]Event, len(items))
 	var view positions
-	for i := range items {
+	for i, item := range items {
 		place := fmt.Sprintf("events[%d]", i)
-		e, err := items[i].event(int64(i), place, &view, logger)
+		var r referenceEvent
+		if err := json.Unmarshal(item, &r); err != nil {
+			return nil, malformed(place, err)
+		}
+		e, err := r.event(int64(i), place, &view, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -70,12 +75,14 @@ func (r *referenceEvent) event(i int64, place string, view *positions, logger *s
 	switch {
 	case r.Seq == nil || *r.Seq != i:
 		return Event{}, fmt.Errorf("nous: deserialize: %s: seq %v, want %d: %w", place, jsonValue(r.Seq), i, ErrInvalidLog)
+	case r.Time == nil:
+		return Event{}, malformed(place+".time", errors.New("missing"))
 	case r.Type.IsBookkeeping():
 		d, err := jsonx.DecodeMap(r.Data)
 		if err != nil {
 			return Event{}, malformed(place+".data", err)
 		}
-		return Event{Seq: i + 1, Type: r.Type, Data: d, CreatedAt: r.Time}, nil
+		return Event{Seq: i + 1, Type: r.Type, Data: d, CreatedAt: *r.Time}, nil
 	case !r.Type.IsSurface() || r.Type == EventReplace:
 		return Event{}, fmt.Errorf("nous: deserialize: %s: event type %q: %w", place, r.Type, ErrUnknownEventType)
 	}
@@ -91,12 +98,12 @@ func (r *referenceEvent) event(i int64, place string, view *positions, logger *s
 	if d.ReasoningContent != nil {
 		m.ReasoningContent = *d.ReasoningContent
 	}
-	m.CreatedAt = r.Time
-	e := Event{Seq: i + 1, Type: r.Type, Message: &m, CreatedAt: r.Time}
+	m.CreatedAt = *r.Time
+	e := Event{Seq: i + 1, Type: r.Type, Message: &m, CreatedAt: *r.Time}
 	if e.Data, err = extraData(r.Data, d.Source); err != nil {
 		return Event{}, malformed(place+".data", err)
 	}
-	if t := bytes.TrimSpace(d.SurfaceOp); len(t) == 0 || string(t) == "null" {
+	if t := bytes.TrimSpace(d.SurfaceOp); len(t) == 0 || string(t) == "null" || string(t) == `"append"` {
 		view.add(e.Seq, i)
 		return e, nil
 	}

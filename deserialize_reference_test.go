@@ -84,6 +84,10 @@ func TestDeserializeReferenceVersion2(t *testing.T) {
 }
 
 func TestDeserializeReferenceVersion2Errors(t *testing.T) {
+	_, err := nous.Deserialize([]byte(`{"version":2,"events":[{"seq":0,"type":"turn_start","data":{}}]}`))
+	require.ErrorIs(t, err, nous.ErrMalformed)
+	assert.Contains(t, err.Error(), "events[0].time: missing")
+
 	for _, tt := range []struct {
 		name   string
 		events []string
@@ -99,6 +103,9 @@ func TestDeserializeReferenceVersion2Errors(t *testing.T) {
 		{"huge stop", []string{refMsg("user_message", "x"), refMsg("system_message", "s", `"surface_op":["replace",0,9223372036854775807]`)}, nil, ""},
 		{"invalid message", []string{refMsg("user_message", "")}, nous.ErrInvalidMessage, "events[0]"},
 		{"data not an object", []string{`"type":"turn_start","data":[1]`}, nous.ErrMalformed, "events[0].data"},
+		{"surface_op append", []string{refMsg("user_message", "x", `"surface_op":"append"`)}, nil, ""},
+		{"a bad time names its event", []string{refMsg("user_message", "x"), `"time":"yesterday",` + refMsg("user_message", "y")}, nous.ErrMalformed, "events[1]"},
+		{"a bad seq type names its event", []string{refMsg("user_message", "x"), `"seq":"one",` + refMsg("user_message", "y")}, nous.ErrMalformed, "events[1]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			events := tt.events

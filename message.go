@@ -228,10 +228,11 @@ func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
 //   - a tool message carries a ToolCallID, and no other role does;
 //   - only an assistant message carries tool calls, each with an ID and with
 //     Arguments that are absent or a JSON object nested at most 1,000 levels;
-//   - the content is not empty: Content, or a part with content or options
-//     (a redacted thinking block carries only options), except for an
-//     assistant message, which may carry only tool calls or nothing while
-//     streaming;
+//   - a user or system message has content: Content, or a part with
+//     content or options (a redacted thinking block carries only options);
+//     an assistant message may carry only tool calls, or nothing while
+//     streaming, and a tool message may be empty, as a tool may return
+//     nothing;
 //   - every part has a known type.
 func (m Message) Validate() error {
 	if err := m.validate(); err != nil {
@@ -271,7 +272,7 @@ func (m Message) validate() error {
 			return fmt.Errorf("part %d has unknown type %q: %w", i, p.Type, ErrInvalidMessage)
 		}
 	}
-	if m.Role != RoleAssistant && m.Content == "" && !slices.ContainsFunc(m.Parts, ContentPart.hasContent) {
+	if (m.Role == RoleUser || m.Role == RoleSystem) && m.Content == "" && !slices.ContainsFunc(m.Parts, ContentPart.hasContent) {
 		return fmt.Errorf("%s message with empty content: %w", m.Role, ErrInvalidMessage)
 	}
 	return nil
