@@ -304,16 +304,16 @@ func (r *reducer) apply(op Operation) error {
 }
 
 // merged returns a new map: dst with src deep merged into it. Nested maps
-// (of any kind: see object) merge recursively, into new maps too; any other
-// value, on either side, is replaced by a copy of src's. The maps along the
+// (of any kind on either side: see object) merge recursively, into new maps
+// too; any other value, on either side, is replaced by a copy of src's. The maps along the
 // paths it writes are copies, the rest is shared with dst, which it never
 // writes, at any depth.
 func merged(dst, src map[string]any) map[string]any {
 	out := make(map[string]any, len(dst)+len(src))
 	maps.Copy(out, dst)
 	for k, v := range src {
-		if sv, ok := v.(map[string]any); ok {
-			if dv, ok := object(out[k]); ok {
+		if dv, ok := object(out[k]); ok {
+			if sv, ok := object(v); ok {
 				out[k] = merged(dv, sv)
 				continue
 			}
@@ -334,7 +334,7 @@ func object(v any) (map[string]any, bool) {
 		return m, true
 	}
 	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
 		rv = rv.Elem()
 	}
 	if k := rv.Kind(); k != reflect.Map && k != reflect.Struct {

@@ -14,9 +14,11 @@ import (
 // element does, so Dep[[]string] reads a list decoded from JSON; and a
 // map[string]any, what a struct or a typed map becomes when a context is
 // saved and loaded, decodes into a struct, a typed map or a pointer to one
-// when its JSON does, with no key the struct lacks. That last conversion
-// encodes the map and decodes it again, so it costs as much as a JSON round
-// trip of the value: read such a dep once per run, not per step.
+// when its JSON does, with no key the struct lacks, by encoding/json's rules
+// (field names match in any letter case; a field of type any gets float64
+// numbers). That last conversion encodes the map and decodes it again, so it
+// costs as much as a JSON round trip of the value: read such a dep once per
+// run, not per step.
 func Dep[T any](deps map[string]any, key string) (T, bool) {
 	var zero T
 	v, ok := deps[key]

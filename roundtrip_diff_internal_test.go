@@ -69,9 +69,11 @@ func TestMergeIntoTypedMaps(t *testing.T) {
 		"settings": map[string]string{"lang": "en"},
 		"nested":   map[string]any{"limits": map[string]int{"tokens": 10}},
 		"profile":  struct{ Name string }{"ada"},
+		"units":    map[string]any{"length": map[string]any{"imperial": "ft"}},
 	}
 	u := NewContextUpdate().
 		Merge("settings", map[string]any{"theme": "dark"}).
+		Merge("units", map[string]any{"length": map[string]string{"metric": "m"}}).
 		Merge("nested", map[string]any{"limits": map[string]any{"turns": 3}}).
 		Merge("profile", map[string]any{"City": "Paris"})
 	got, err := u.ToDeps(initial)
@@ -82,6 +84,7 @@ func TestMergeIntoTypedMaps(t *testing.T) {
 		"settings": map[string]any{"lang": "en", "theme": "dark"},
 		"nested":   map[string]any{"limits": map[string]any{"tokens": 10, "turns": 3}},
 		"profile":  map[string]any{"Name": "ada", "City": "Paris"},
+		"units":    map[string]any{"length": map[string]any{"imperial": "ft", "metric": "m"}},
 	}
 	gotJSON, _ := json.Marshal(got)
 	wantJSON, _ := json.Marshal(want)
@@ -95,6 +98,7 @@ func TestMergeIntoTypedMaps(t *testing.T) {
 		{Kind: reftest.Merge, Key: "settings", Value: map[string]any{"theme": "dark"}},
 		{Kind: reftest.Merge, Key: "nested", Value: map[string]any{"limits": map[string]any{"turns": 3}}},
 		{Kind: reftest.Merge, Key: "profile", Value: map[string]any{"City": "Paris"}},
+		{Kind: reftest.Merge, Key: "units", Value: map[string]any{"length": map[string]string{"metric": "m"}}},
 	})
 	refJSON, _ := json.Marshal(ref)
 	if string(refJSON) != string(wantJSON) {

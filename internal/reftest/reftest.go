@@ -98,8 +98,8 @@ func merge(dst any, src map[string]any) any {
 	}
 	out := Copy(d).(map[string]any)
 	for k, v := range src {
-		if sv, ok := v.(map[string]any); ok {
-			if _, ok := object(out[k]); ok {
+		if _, ok := object(out[k]); ok {
+			if sv, ok := object(v); ok {
 				out[k] = merge(out[k], sv)
 				continue
 			}
@@ -117,7 +117,7 @@ func object(v any) (map[string]any, bool) {
 		return m, true
 	}
 	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
 		rv = rv.Elem()
 	}
 	if rv.Kind() != reflect.Map && rv.Kind() != reflect.Struct {
