@@ -38,7 +38,9 @@ func IsSecretKey(key string) bool {
 		return false
 	}
 	words := keyWords(key)
-	has := func(set []string) bool { return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(set, w) }) }
+	has := func(set []string) bool {
+		return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(set, w) })
+	}
 	for i, w := range words {
 		prev := ""
 		if i > 0 {
