@@ -440,35 +440,72 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	return nil
 }
 
-// PatchDanglingToolCalls answers every tool call of the view that no tool
-// message answers, so that a conversation interrupted mid-tool (and perhaps
-// restored from storage) is one a provider accepts again. It appends, in the
-// order of the calls, one tool message per dangling call, carrying the call's
-// name, the content [DanglingToolCallText] and Metadata[MetadataSynthesized]
-// = true, and returns how many it appended. It is idempotent: a second call
-// appends nothing.
+// PatchDanglingToolCalls answers every tool call of the view that nothing
+// answers, so that a conversation interrupted mid-tool (and perhaps restored
+// from storage) is one a provider accepts again. It returns how many results
+// it added.
+//
+// Results are matched to calls by position: a call's group is the tool
+// messages right after its assistant message, and a result there answers the
+// call with its ID, once, so a server that reuses "call_0" every turn still
+// gets a dangling call patched. Each missing result is put right after its
+// call's group, in the order of the calls, as a tool message carrying the
+// call's name, the content [DanglingToolCallText] and
+// Metadata[MetadataSynthesized] = true. The log stays append-only: each is a
+// tool_result event whose After names the entry it follows. It is
+// idempotent, and leaves NeedsResponse as it is, as the reference library
+// does.
 func (c *Context) PatchDanglingToolCalls() int {
-	answered := map[string]bool{}
-	for _, m := range c.All() {
-		if m.Role == RoleTool {
-			answered[m.ToolCallID] = true
-		}
+	type patch struct {
+		last  int // the view index (in c.view) of the group's last entry
+		calls []ToolCall
 	}
-	var patches []Message
-	for _, m := range c.All() {
+	var patches []patch
+	for i := 0; i < len(c.view); i++ {
+		m := &c.log.msg(c.view[i]).msg
+		if len(m.ToolCalls) == 0 {
+			continue
+		}
+		var answered []string
+		j := i + 1
+		for ; j < len(c.view) && c.log.msg(c.view[j]).msg.Role == RoleTool; j++ {
+			answered = append(answered, c.log.msg(c.view[j]).msg.ToolCallID)
+		}
+		var dangling []ToolCall
 		for _, tc := range m.ToolCalls {
-			if !answered[tc.ID] {
-				answered[tc.ID] = true
-				p := ToolMessage(tc.ID, tc.Name, DanglingToolCallText)
-				p.Metadata = map[string]any{MetadataSynthesized: true}
-				patches = append(patches, p)
+			if k := slices.Index(answered, tc.ID); k >= 0 {
+				answered = slices.Delete(answered, k, k+1)
+			} else {
+				dangling = append(dangling, tc)
 			}
 		}
+		if len(dangling) > 0 {
+			patches = append(patches, patch{j - 1, dangling})
+		}
+		i = j - 1
 	}
+	if len(patches) == 0 {
+		return 0
+	}
+	if c.viewShared {
+		c.view, c.viewShared = slices.Clone(c.view), false
+	}
+	added := 0
 	for _, p := range patches {
-		c.appendMessage(p, "")
+		at := p.last + added // the view grew by what was inserted before
+		after := c.log.msg(c.view[at]).seq
+		entries := make([]int64, len(p.calls))
+		for k, tc := range p.calls {
+			r := record{typ: EventToolResult, at: now(), after: after}
+			m := Message{Role: RoleTool, Content: DanglingToolCallText, ToolCallID: tc.ID, Name: tc.Name,
+				Metadata: map[string]any{MetadataSynthesized: true}, CreatedAt: r.at}
+			entries[k] = c.log.pushMessage(&r, &m)
+			after = c.log.len()
+		}
+		c.view = slices.Insert(c.view, at+1, entries...)
+		added += len(entries)
 	}
-	return len(patches)
+	return added
 }
 
 // ToRunContext returns the snapshot a tool receives: a deep copy of the deps

@@ -520,9 +520,9 @@ func TestPatchDanglingToolCalls(t *testing.T) {
 		replace bool
 		want    int
 	}{
-		"answered before asked": {[]nous.Message{mTool("c1", "r"), mAssistant("", call)}, false, 0},
+		"answered before asked": {[]nous.Message{mTool("c1", "r"), mAssistant("", call)}, false, 1},
 		"shadowed":              {[]nous.Message{mUser("u"), mAssistant("", call)}, true, 0},
-		"the same id twice":     {[]nous.Message{mAssistant("", call), mAssistant("", call)}, false, 1},
+		"the same id twice":     {[]nous.Message{mAssistant("", call), mAssistant("", call)}, false, 2},
 	} {
 		c := nous.NewContext()
 		mustAddAll(t, c, tc.msgs...)

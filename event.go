@@ -89,6 +89,12 @@ type Event struct {
 	// the view. Both are 0 for every other type.
 	First int64 `json:"first,omitzero"` // replace events: the first shadowed entry's seq
 	Last  int64 `json:"last,omitzero"`  // replace events: the last shadowed entry's seq
+
+	// After, on a message event, puts its message right after the entry of
+	// the view produced by the event with that seq, instead of at the end.
+	// [Context.PatchDanglingToolCalls] inserts a call's missing result this
+	// way, next to the call. 0 for every other event.
+	After int64 `json:"after,omitzero"`
 }
 
 // UnmarshalJSON decodes an event; whole numbers in Data decode as int. It
@@ -138,8 +144,8 @@ func (e *Event) check() error {
 		if e.Message != nil {
 			return fmt.Errorf("%s event carries a message: %w", e.Type, ErrInvalidLog)
 		}
-		if e.First != 0 || e.Last != 0 {
-			return fmt.Errorf("%s event carries a replace range: %w", e.Type, ErrInvalidLog)
+		if e.First != 0 || e.Last != 0 || e.After != 0 {
+			return fmt.Errorf("%s event carries a place in the view: %w", e.Type, ErrInvalidLog)
 		}
 		return nil
 	case !e.Type.IsSurface():
@@ -153,13 +159,16 @@ func (e *Event) check() error {
 	}
 	if e.Type == EventReplace {
 		// The view orders entries by position, not seq: First may exceed Last.
-		if e.First < 1 || e.Last < 1 || e.First >= e.Seq || e.Last >= e.Seq {
-			return fmt.Errorf("replace anchors %d..%d are not earlier events than seq %d: %w", e.First, e.Last, e.Seq, ErrInvalidLog)
+		if e.First < 1 || e.Last < 1 || e.First >= e.Seq || e.Last >= e.Seq || e.After != 0 {
+			return fmt.Errorf("replace anchors %d..%d (after %d) are not earlier events than seq %d: %w", e.First, e.Last, e.After, e.Seq, ErrInvalidLog)
 		}
 		return nil
 	}
 	if e.First != 0 || e.Last != 0 {
 		return fmt.Errorf("%s event carries a replace range: %w", e.Type, ErrInvalidLog)
+	}
+	if e.After < 0 || e.After >= e.Seq {
+		return fmt.Errorf("%s event after %d is not after an earlier event than seq %d: %w", e.Type, e.After, e.Seq, ErrInvalidLog)
 	}
 	if want := messageEventType(e.Message.Role); e.Type != want {
 		return fmt.Errorf("%s event carries a %s message: %w", e.Type, e.Message.Role, ErrInvalidLog)

@@ -137,8 +137,9 @@ func filledContext(t *testing.T) *Context {
 	events := make([]Event, 4)
 	for i := range events {
 		events[i] = filled[Event](fmt.Sprint("event", i))
-		events[i].Seq, events[i].First, events[i].Last = int64(i+1), 0, 0
+		events[i].Seq, events[i].First, events[i].Last, events[i].After = int64(i+1), 0, 0, 0
 	}
+	events[1].After = 1 // the tool result goes right after event 1's entry
 	events[0].Message = &assistant
 	events[1].Type, events[1].Message = EventToolResult, &tool
 	events[2].Type, events[2].Message, events[2].First, events[2].Last = EventReplace, &assistant, 1, 2

@@ -37,9 +37,9 @@ import (
 
 // modelEvent is what the model expects of one event of the log.
 type modelEvent struct {
-	Type        nous.EventType
-	Data        map[string]any
-	First, Last int64
+	Type               nous.EventType
+	Data               map[string]any
+	First, Last, After int64
 }
 
 // foldModel is one context and its model.
@@ -122,7 +122,7 @@ func (m *foldModel) check(t checkT, step int) {
 	require.Len(t, events, len(m.events), where)
 	for i, e := range events {
 		want := m.events[i]
-		got := modelEvent{Type: e.Type, Data: e.Data, First: e.First, Last: e.Last}
+		got := modelEvent{Type: e.Type, Data: e.Data, First: e.First, Last: e.Last, After: e.After}
 		if e.Seq != int64(i+1) || !reflect.DeepEqual(want, got) || e.Type.IsSurface() != (e.Message != nil) || e.CreatedAt.IsZero() {
 			require.Equal(t, int64(i+1), e.Seq, where)
 			require.Equal(t, want, got, "%s: event %d", where, i+1)
@@ -156,6 +156,8 @@ func (m *foldModel) check(t checkT, step int) {
 		require.Equal(t, view[len(view)-1], last, where)
 	}
 	require.Equal(t, m.needsResponse, c.NeedsResponse, "%s: NeedsResponse", where)
+	problems := modelPairing(m.msgs, true)
+	require.Equal(t, len(problems) == 0, c.CheckToolPairing() == nil, "%s: CheckToolPairing says %v, the model %v", where, c.CheckToolPairing(), problems)
 	require.Equal(t, m.overlay, c.SystemPromptOverlay(), where)
 	require.Equal(t, m.logID, c.Log().ID().String(), where)
 	require.Equal(t, m.deps, c.Deps, "%s: deps", where)
@@ -636,35 +638,72 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 			}
 		default: // patch dangling tool calls
 			kind = "patch"
-			answered := map[string]bool{}
-			for _, msg := range m.msgs {
-				if msg.Role == nous.RoleTool {
-					answered[msg.ToolCallID] = true
-				}
+			// The model's rule: a call is answered by a result with its ID
+			// among the tool messages that follow its message before any
+			// other, each result answering one call; the missing results
+			// go after those tool messages, in call order.
+			type insert struct {
+				at    int // the index in msgs of the entry they follow
+				calls []nous.ToolCall
 			}
-			var patches []nous.ToolCall
-			for _, msg := range m.msgs {
-				for _, tc := range msg.ToolCalls {
-					if !answered[tc.ID] {
-						answered[tc.ID] = true
-						patches = append(patches, tc)
+			var inserts []insert
+			for i := 0; i < len(m.msgs); i++ {
+				if len(m.msgs[i].ToolCalls) == 0 {
+					continue
+				}
+				end := i
+				results := map[string]int{}
+				for end+1 < len(m.msgs) && m.msgs[end+1].Role == nous.RoleTool {
+					end++
+					results[m.msgs[end].ToolCallID]++
+				}
+				var missing []nous.ToolCall
+				for _, tc := range m.msgs[i].ToolCalls {
+					if results[tc.ID] > 0 {
+						results[tc.ID]--
+					} else {
+						missing = append(missing, tc)
 					}
 				}
-			}
-			op = fmt.Sprintf("%s.PatchDanglingToolCalls() (want %d)", m.name, len(patches))
-			require.Equal(t, len(patches), c.PatchDanglingToolCalls(), op)
-			if len(patches) > 0 {
-				view := c.Messages()
-				stamped := view[len(view)-len(patches):]
-				for i, tc := range patches {
-					require.False(t, stamped[i].CreatedAt.IsZero(), op)
-					m.add(nous.Message{
-						Role: nous.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-						Content:   "Tool call was interrupted and not executed. Please retry if needed.",
-						Metadata:  map[string]any{"synthesized": true},
-						CreatedAt: stamped[i].CreatedAt, // the clock's; everything else is checked
-					}, "")
+				if len(missing) > 0 {
+					inserts = append(inserts, insert{end, missing})
 				}
+				i = end
+			}
+			want := 0
+			for _, in := range inserts {
+				want += len(in.calls)
+			}
+			op = fmt.Sprintf("%s.PatchDanglingToolCalls() (want %d)", m.name, want)
+			needs := c.NeedsResponse
+			require.Equal(t, want, c.PatchDanglingToolCalls(), op)
+			require.Equal(t, needs, c.NeedsResponse, "%s: NeedsResponse is left alone", op)
+			if want > 0 {
+				view := c.Messages()[m.off():]
+				shift := 0
+				for _, in := range inserts {
+					at := in.at + shift
+					after := m.seqs[at]
+					for k, tc := range in.calls {
+						stamped := view[at+1+k].CreatedAt
+						require.False(t, stamped.IsZero(), op)
+						m.events = append(m.events, modelEvent{Type: nous.EventToolResult, After: after})
+						after = int64(len(m.events))
+						msg := nous.Message{
+							Role: nous.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
+							Content:   "Tool call was interrupted and not executed. Please retry if needed.",
+							Metadata:  map[string]any{"synthesized": true},
+							CreatedAt: stamped, // the clock's; everything else is checked
+						}
+						m.msgs = slices.Insert(m.msgs, at+1+k, msg)
+						m.seqs = slices.Insert(m.seqs, at+1+k, after)
+					}
+					shift += len(in.calls)
+				}
+			}
+			for _, p := range modelPairing(m.msgs, true) {
+				require.NotContains(t, p, "interrupted", "%s: a call is left without its result", op)
+				require.NotContains(t, p, "unanswered", "%s: a call is left without its result", op)
 			}
 		}
 		trace = append(trace, fmt.Sprintf("%d: %s", step, op))
@@ -873,8 +912,8 @@ func TestFoldModelCheckCanFail(t *testing.T) {
 // and what is wrong, by the rule written another way than the package's: the
 // view is cut into segments, each a message that is not a tool result and
 // the tool results after it; a segment's results answer its calls. Calls
-// left open at the end of the view are not counted.
-func modelPairing(view []nous.Message) []string {
+// left open at the end of the view count only when end is true.
+func modelPairing(view []nous.Message, end bool) []string {
 	var problems []string
 	var open []string
 	started := false
@@ -903,14 +942,19 @@ func modelPairing(view []nous.Message) []string {
 			open = append(open, tc.ID)
 		}
 	}
+	if end {
+		for _, id := range open {
+			problems = append(problems, id+": unanswered")
+		}
+	}
 	return problems
 }
 
 // modelBreaksPairing reports whether after has a pairing problem, by call
 // and kind, that before does not.
 func modelBreaksPairing(before, after []nous.Message) bool {
-	have := modelPairing(before)
-	for _, p := range modelPairing(after) {
+	have := modelPairing(before, false)
+	for _, p := range modelPairing(after, false) {
 		i := slices.Index(have, p)
 		if i < 0 {
 			return true

@@ -182,6 +182,7 @@ func (w *jsonWriter) event(e *Event) {
 	w.time(e.CreatedAt)
 	w.optInt("first", e.First)
 	w.optInt("last", e.Last)
+	w.optInt("after", e.After)
 	w.buf.WriteByte('}')
 }
 

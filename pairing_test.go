@@ -99,3 +99,69 @@ func TestReplaceKeepsThePairing(t *testing.T) {
 	require.NoError(t, broken.ReplaceMessageRange(3, 4, summary))
 	require.NoError(t, broken.ReplaceMessage(0, mUser("edited")))
 }
+
+// PatchDanglingToolCalls puts each missing result right after its call's
+// group, in call order, matching results to calls by position, and the view
+// it leaves pairs; the log records where each result went.
+func TestPatchDanglingToolCallsPlacesResults(t *testing.T) {
+	u, a := mUser("u"), mAssistant("a")
+	text := func(c *nous.Context) []string {
+		var out []string
+		for _, m := range c.All() {
+			s := string(m.Role)
+			if m.Role == nous.RoleTool {
+				s += ":" + m.ToolCallID
+				if m.Metadata[nous.MetadataSynthesized] == true {
+					s += "*"
+				}
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		view []nous.Message
+		want []string
+	}{
+		{"a call interrupted by the user", []nous.Message{u, calls("A"), u},
+			[]string{"user", "assistant", "tool:A*", "user"}},
+		{"one of two parallel calls answered", []nous.Message{u, calls("x", "y"), result("x"), a},
+			[]string{"user", "assistant", "tool:x", "tool:y*", "assistant"}},
+		{"calls in two turns, the id reused", []nous.Message{u, calls("call_0"), result("call_0"), u, calls("call_0"), u},
+			[]string{"user", "assistant", "tool:call_0", "user", "assistant", "tool:call_0*", "user"}},
+		{"the last call of the view", []nous.Message{u, calls("x", "y")},
+			[]string{"user", "assistant", "tool:x*", "tool:y*"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext(nous.WithMessages(tt.view...), nous.WithNeedsResponse(false))
+			events := c.Log().Len()
+			n := c.PatchDanglingToolCalls()
+			assert.Equal(t, tt.want, text(c))
+			assert.Equal(t, events+n, c.Log().Len(), "one event per result")
+			assert.False(t, c.NeedsResponse, "NeedsResponse is left alone")
+			require.NoError(t, c.CheckToolPairing())
+			assert.Zero(t, c.PatchDanglingToolCalls(), "idempotent")
+
+			// The events say where the results went, and the view is the
+			// fold of the log, through a save and a load too.
+			folded, err := nous.Fold(c.Log().Events())
+			require.NoError(t, err)
+			assert.Equal(t, c.Messages(), folded)
+			for _, e := range c.Log().Events()[events:] {
+				assert.NotZero(t, e.After, "inserted, not appended")
+			}
+			d := saveAndLoad(t, c)
+			assert.Equal(t, c.Messages(), d.Messages())
+
+			// A clone patched shares nothing written with the original.
+			if n > 0 {
+				base := nous.NewContext(nous.WithMessages(tt.view...))
+				clone := base.Clone()
+				before := base.Messages()
+				clone.PatchDanglingToolCalls()
+				assert.Equal(t, before, base.Messages())
+			}
+		})
+	}
+}

@@ -317,7 +317,7 @@ func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 // JSON cannot hold. It shares with the log what it does not change.
 func (s *sanitizer) event(l *eventLog, seq int64) Event {
 	r := l.rec(seq)
-	e := Event{Seq: seq, Type: r.typ, CreatedAt: r.at, First: r.first, Last: r.last}
+	e := Event{Seq: seq, Type: r.typ, CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
 	s.root(segment{key: "log.events", index: int(seq - 1), isIndex: true})
 	if !encodableTime(r.at) {
 		s.drop("created_at")

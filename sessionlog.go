@@ -18,6 +18,7 @@ type record struct {
 	at          time.Time
 	data        map[string]any
 	first, last int64 // replace events
+	after       int64 // message events inserted after an entry
 	mi          int64 // surface events: the index of the message in msgs
 }
 
@@ -58,7 +59,7 @@ func (l *eventLog) msg(mi int64) *stored { return l.msgs.at(mi) }
 // an Event that shares nothing with the log.
 func (l *eventLog) event(seq int64) Event {
 	r := l.rec(seq)
-	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last}
+	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
 	if r.typ.IsSurface() {
 		m := l.msg(r.mi).msg.clone()
 		e.Message = &m
@@ -194,7 +195,8 @@ func (l *eventLog) snapshot() *eventLog {
 // a live [Context] keeps the same view incrementally, and tests check that the
 // two agree.
 //
-// A message event appends its message. A replace event puts its message at
+// A message event appends its message, or inserts it right after the entry
+// produced by its After. A replace event puts its message at
 // the position of the entry produced by First and removes every entry from
 // there to the entry produced by Last, by position. Bookkeeping events change
 // nothing. The view is kept as a linked list over seqs while folding, so a
@@ -230,9 +232,14 @@ func (l *eventLog) fold() ([]int64, error) {
 			alive[seq] = true
 			size -= removed - 1
 		case r.typ.IsSurface():
-			tail := prev[0]
-			prev[seq], next[seq] = tail, 0
-			next[tail], prev[0] = seq, seq
+			at := prev[0] // the tail, unless the event says after which entry
+			if r.after != 0 {
+				if at = r.after; !alive[at] {
+					return nil, fmt.Errorf("events[%d]: after %d, which is not in the view: %w", seq-1, at, ErrInvalidLog)
+				}
+			}
+			prev[seq], next[seq] = at, next[at]
+			prev[next[at]], next[at] = seq, seq
 			alive[seq] = true
 			size++
 		}
@@ -264,7 +271,7 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool)
 		if err := e.check(); err != nil {
 			return eventLog{}, nil, fmt.Errorf("events[%d]: %w", i, err)
 		}
-		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last}
+		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last, after: e.After}
 		if !owned {
 			r.data = jsonx.CloneMap(r.data)
 		}
