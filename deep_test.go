@@ -3,6 +3,7 @@ package nous_test
 import (
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,14 +85,53 @@ func TestDroppedValuesWarningNamesTheMethod(t *testing.T) {
 	require.ErrorIs(t, err, nous.ErrOutOfRange)
 }
 
-// A recorded tool call whose arguments are JSON but not an object (AddToolCall
-// does not validate) is written without them, so the document reads back.
-func TestSerializeDropsToolCallArgumentsThatAreNotAnObject(t *testing.T) {
-	c := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
-	c.AddToolCall(nous.ToolCall{ID: "1", Name: "f", Arguments: json.RawMessage(`[1]`)})
-	data, err := c.Serialize()
+// Tool-call arguments survive a save and a load byte for byte, whatever the
+// model sent: white space, JSON that is not an object, no JSON at all; the
+// reply is kept, and ParseArguments says when the arguments are unusable.
+func TestArgumentsSurviveExactly(t *testing.T) {
+	for _, args := range []string{`{"city":"Rome","n":1.50}`, `{"city": "Rome",  "n": 1.50}`, "{\n\t\"a\": [1, 2]\n}",
+		`[1]`, `"q"`, `{"q":`, `{}{}`, `not json at all`, `{"deep":` + strings.Repeat("[", 1200) + strings.Repeat("]", 1200) + `}`} {
+		call := nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(args)}
+		c := nous.NewContext()
+		require.NoError(t, c.AddMessage(nous.AssistantMessage("", call)), args)
+		c.AddToolCall(call)
+		d := saveAndLoad(t, c)
+		m, _ := d.LastMessage()
+		assert.Equal(t, args, string(m.ToolCalls[0].Arguments), "in the log")
+		assert.Equal(t, args, string(d.ToolCalls[0].Arguments), "in the recorded calls")
+		b, err := c.AppendEventJSON(nil, 1)
+		require.NoError(t, err)
+		var e nous.Event
+		require.NoError(t, json.Unmarshal(b, &e))
+		assert.Equal(t, args, string(e.Message.ToolCalls[0].Arguments), "one event")
+
+		var v map[string]any
+		err = call.ParseArguments(&v)
+		if json.Valid([]byte(args)) && args[0] == '{' {
+			assert.NoError(t, err, args)
+		} else {
+			assert.ErrorIs(t, err, nous.ErrInvalidArguments, args)
+			assert.Contains(t, err.Error(), `"c1"`)
+		}
+	}
+	var v struct{ N int }
+	assert.ErrorIs(t, nous.ToolCall{ID: "c", Arguments: json.RawMessage(`{"N":"x"}`)}.ParseArguments(&v), nous.ErrInvalidArguments, "a value that does not fit")
+	assert.NoError(t, nous.ToolCall{ID: "c"}.ParseArguments(&v), "no arguments are {}")
+
+	// The reference library keeps arguments it could not parse beside {}.
+	d, err := nous.Deserialize([]byte(`{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c","name":"f","arguments":{},"_invalid_arguments":"{oops"}]}]}`))
 	require.NoError(t, err)
-	d, err := nous.Deserialize(data)
-	require.NoError(t, err)
-	assert.Equal(t, []nous.ToolCall{{ID: "1", Name: "f"}}, d.ToolCalls)
+	m, _ := d.LastMessage()
+	assert.Equal(t, "{oops", string(m.ToolCalls[0].Arguments))
+}
+
+// A tool result may report an error, and says so after a save and a load.
+func TestToolErrorMessage(t *testing.T) {
+	m := nous.ToolErrorMessage("c1", "f", "arguments are not a JSON object")
+	require.NoError(t, m.Validate())
+	assert.True(t, m.IsError())
+	assert.False(t, nous.ToolMessage("c1", "f", "ok").IsError())
+	c := nous.NewContext(nous.WithMessages(nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f"}), m))
+	got, _ := saveAndLoad(t, c).LastMessage()
+	assert.True(t, got.IsError())
 }

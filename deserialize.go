@@ -232,11 +232,6 @@ func restoreV2(w *wireInput) (*Context, error) {
 		if err := (*w.Log.Events)[i].decode(e); err != nil {
 			return nil, malformed(fmt.Sprintf("log.events[%d]", i), err)
 		}
-		if e.Message != nil {
-			for j := range e.Message.ToolCalls {
-				compactArguments(&e.Message.ToolCalls[j])
-			}
-		}
 	}
 	l, view, err := restoreLog(id, parent, forkSeq, events, true)
 	if err != nil {
@@ -321,22 +316,6 @@ func decodeToolCalls(raw json.RawMessage, place string, v1 bool) ([]ToolCall, er
 		if err := json.Unmarshal(item, &calls[i]); err != nil {
 			return nil, malformed(at, err)
 		}
-		args := calls[i].Arguments
-		if v1 && len(args) > 0 && args[0] == '"' {
-			var s string
-			if err := json.Unmarshal(args, &s); err != nil {
-				return nil, malformed(at+".arguments", err)
-			}
-			args = nil
-			if s != "" {
-				args = json.RawMessage(s)
-			}
-			calls[i].Arguments = args
-		}
-		if len(args) > 0 && !jsonx.IsObject(args) {
-			return nil, malformed(at+".arguments", errors.New("not a JSON object"))
-		}
-		compactArguments(&calls[i])
 	}
 	return calls, nil
 }
@@ -439,17 +418,4 @@ func locateError(data []byte, cause error) error {
 		}
 	}
 	return malformed("", cause)
-}
-
-// compactArguments removes the insignificant white space of tc's arguments,
-// which are valid JSON: Serialize writes them compact, so a context read from
-// indented JSON is the one it reads back after writing.
-func compactArguments(tc *ToolCall) {
-	if !bytes.ContainsAny(tc.Arguments, " \t\r\n") {
-		return
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, tc.Arguments) == nil {
-		tc.Arguments = b.Bytes()
-	}
 }

@@ -41,6 +41,10 @@ var (
 	// cannot read; the error names the version.
 	ErrUnsupportedVersion = errors.New("unsupported version")
 
+	// ErrInvalidArguments reports tool-call arguments that are not a JSON
+	// object of the shape asked for; see [ToolCall.ParseArguments].
+	ErrInvalidArguments = errors.New("invalid tool-call arguments")
+
 	// ErrUnpaired reports a view whose tool calls and results do not pair
 	// as providers require; see [Context.CheckToolPairing]. ReplaceMessage
 	// and ReplaceMessageRange return it for a replacement that would break

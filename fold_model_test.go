@@ -297,7 +297,7 @@ func (g *modelGen) invalid() nous.Message {
 	case 3:
 		return nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{Name: "no id"}}}
 	}
-	return nous.Message{Role: nous.RoleAssistant, ToolCalls: []nous.ToolCall{{ID: "c", Arguments: json.RawMessage(`[1]`)}}}
+	return nous.Message{Role: nous.RoleUser, Content: "x", ToolCallID: "only tools carry one"}
 }
 
 // apply records what applying the update of ops, which returned err, does,

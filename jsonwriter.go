@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // jsonWriter writes events and messages as JSON by hand: the very bytes
@@ -61,11 +63,19 @@ func (w *jsonWriter) time(t time.Time) {
 	w.buf.Write(w.scratch)
 }
 
-// raw writes JSON text compacted, as encoding/json writes a json.RawMessage.
-func (w *jsonWriter) raw(b []byte) {
-	if w.err == nil {
-		w.err = json.Compact(w.buf, b)
+// compactObject reports whether b is a JSON object written compactly, as
+// encoding/json would write it, and nested at most jsonx.MaxDepth levels:
+// what a document may hold as it is.
+func (w *jsonWriter) compactObject(b []byte) bool {
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) || jsonx.Depth(b) > jsonx.MaxDepth {
+		return false
 	}
+	c := bytes.NewBuffer(w.scratch[:0])
+	if json.Compact(c, b) != nil {
+		return false
+	}
+	w.scratch = c.Bytes()
+	return bytes.Equal(w.scratch, b)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -276,9 +286,13 @@ func (w *jsonWriter) toolCall(tc *ToolCall) {
 	w.str(tc.ID)
 	w.key("name")
 	w.str(tc.Name)
-	if tc.Arguments != nil {
+	if len(tc.Arguments) > 0 {
 		w.key("arguments")
-		w.raw(tc.Arguments)
+		if w.compactObject(tc.Arguments) {
+			w.buf.Write(tc.Arguments)
+		} else {
+			w.str(string(tc.Arguments))
+		}
 	}
 	w.optMap("metadata", tc.Metadata)
 	w.buf.WriteByte('}')

@@ -115,17 +115,54 @@ func (w *partJSON) decode(p *ContentPart) error {
 func (p ContentPart) hasContent() bool { return p.Content != "" || len(p.Options) > 0 }
 
 // ToolCall is a model's request to run a tool.
+//
+// Its JSON encoding writes Arguments as the object they are when they are a
+// compact JSON object, and otherwise as a string holding their bytes
+// exactly: arguments with white space, or that a model sent malformed,
+// survive a save and a load byte for byte, so the request after a resume is
+// the one before it.
 type ToolCall struct {
 	ID   string `json:"id"`   // the provider's ID, which the tool's result names
 	Name string `json:"name"` // the tool's name
-	// Arguments is a JSON object, kept as raw bytes; nil when the call has none.
+	// Arguments are the call's arguments as the model sent them, a JSON
+	// object when the model got it right; nil when the call has none. Read
+	// them with [ToolCall.ParseArguments].
 	Arguments json.RawMessage `json:"arguments,omitzero"`
 	// Metadata holds provider data that must round-trip, such as Gemini's
 	// thought signature on a function call.
 	Metadata map[string]any `json:"metadata,omitzero"`
 }
 
+// MarshalJSON encodes tc as the format has it: Arguments as an object when
+// they are a compact JSON object, as a string holding their bytes otherwise.
+func (tc ToolCall) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	w := newJSONWriter(&b)
+	w.toolCall(&tc)
+	return b.Bytes(), w.err
+}
+
+// ParseArguments decodes the call's arguments into v, as json.Unmarshal
+// would; absent arguments decode as {}. Arguments that are not a JSON object,
+// as a model sometimes sends, or that do not fit v, are an error wrapping
+// [ErrInvalidArguments] naming the call: a runtime answers such a call with
+// an error result (see [ToolErrorMessage]) so that the model tries again.
+func (tc ToolCall) ParseArguments(v any) error {
+	args := []byte(tc.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if !jsonx.IsObject(args) {
+		return fmt.Errorf("nous: tool call %q (%s): arguments %.80q are not a JSON object: %w", tc.ID, tc.Name, args, ErrInvalidArguments)
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("nous: tool call %q (%s): %v: %w", tc.ID, tc.Name, err, ErrInvalidArguments)
+	}
+	return nil
+}
+
 // UnmarshalJSON decodes a tool call; whole numbers in Metadata decode as int.
+// Arguments written as a string are its bytes.
 func (tc *ToolCall) UnmarshalJSON(b []byte) error {
 	var w toolCallJSON
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -140,6 +177,9 @@ type toolCallJSON struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Metadata  json.RawMessage `json:"metadata"`
+	// Invalid holds the arguments as the model sent them when the reference
+	// library could not parse them (its arguments are then {}).
+	Invalid *string `json:"_invalid_arguments"`
 }
 
 func (w *toolCallJSON) decode(tc *ToolCall) error {
@@ -148,8 +188,19 @@ func (w *toolCallJSON) decode(tc *ToolCall) error {
 		return fmt.Errorf("metadata: %w", err)
 	}
 	*tc = ToolCall{ID: w.ID, Name: w.Name, Metadata: md}
-	if len(w.Arguments) > 0 && !bytes.Equal(w.Arguments, []byte("null")) {
-		tc.Arguments = w.Arguments
+	switch a := w.Arguments; {
+	case w.Invalid != nil:
+		tc.Arguments = json.RawMessage(*w.Invalid)
+	case len(a) > 0 && a[0] == '"':
+		var s string
+		if err := json.Unmarshal(a, &s); err != nil {
+			return fmt.Errorf("arguments: %w", err)
+		}
+		if s != "" {
+			tc.Arguments = json.RawMessage(s)
+		}
+	case len(a) > 0 && !bytes.Equal(a, []byte("null")):
+		tc.Arguments = a
 	}
 	return nil
 }
@@ -203,6 +254,24 @@ func ToolMessage(callID, name, content string) Message {
 	return Message{Role: RoleTool, Content: content, ToolCallID: callID, Name: name, CreatedAt: now()}
 }
 
+// MetadataIsError is the Metadata key, set to true, that marks a tool result
+// as an error: the tool failed, or its call could not be run. Provider
+// adapters send it as the provider's error flag (Anthropic's is_error).
+const MetadataIsError = "is_error"
+
+// ToolErrorMessage returns the result of the tool call callID, made by the
+// tool name, that reports an error: a tool message whose content says what
+// went wrong, with Metadata[MetadataIsError] = true.
+func ToolErrorMessage(callID, name, content string) Message {
+	m := ToolMessage(callID, name, content)
+	m.Metadata = map[string]any{MetadataIsError: true}
+	return m
+}
+
+// IsError reports whether m is a tool result marked as an error with
+// [MetadataIsError].
+func (m Message) IsError() bool { return m.Role == RoleTool && m.Metadata[MetadataIsError] == true }
+
 // Text returns the message's text: Content when it is not empty, otherwise
 // the content of its text parts joined together.
 func (m Message) Text() string {
@@ -226,8 +295,8 @@ func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
 //
 //   - the role is one of the four roles;
 //   - a tool message carries a ToolCallID, and no other role does;
-//   - only an assistant message carries tool calls, each with an ID and with
-//     Arguments that are absent or a JSON object nested at most 1,000 levels;
+//   - only an assistant message carries tool calls, each with an ID; its
+//     Arguments may be anything the model sent (see [ToolCall.ParseArguments]);
 //   - a user or system message has content: Content, or a part with
 //     content or options (a redacted thinking block carries only options);
 //     an assistant message may carry only tool calls, or nothing while
@@ -259,12 +328,6 @@ func (m Message) validate() error {
 	for i, tc := range m.ToolCalls {
 		if tc.ID == "" {
 			return fmt.Errorf("tool call %d (%q) without an id: %w", i, tc.Name, ErrInvalidMessage)
-		}
-		if len(tc.Arguments) > 0 && !jsonx.IsObject(tc.Arguments) {
-			return fmt.Errorf("tool call %q: arguments are not a JSON object: %w", tc.ID, ErrInvalidMessage)
-		}
-		if d := jsonx.Depth(tc.Arguments); d > jsonx.MaxDepth {
-			return fmt.Errorf("tool call %q: arguments nest %d levels, more than %d: %w", tc.ID, d, jsonx.MaxDepth, ErrInvalidMessage)
 		}
 	}
 	for i, p := range m.Parts {

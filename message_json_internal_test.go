@@ -2,6 +2,7 @@ package nous
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,9 @@ func TestJSONMirrorsMatch(t *testing.T) {
 		{reflect.TypeFor[ToolCall](), reflect.TypeFor[toolCallJSON]()},
 	} {
 		want, got := jsonNames(pair.typ), jsonNames(pair.mirror)
+		// The one name a mirror reads that its type never writes: the
+		// reference library's unparsed arguments.
+		got = slices.DeleteFunc(got, func(n string) bool { return n == "_invalid_arguments" })
 		if !reflect.DeepEqual(want, got) {
 			t.Errorf("%v reads %v, %v writes %v", pair.mirror, got, pair.typ, want)
 		}

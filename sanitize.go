@@ -291,16 +291,10 @@ func (s *sanitizer) message(m *Message) *Message {
 }
 
 // toolCall returns tc as it may be written and whether that differs from
-// tc: arguments that are not a JSON object are dropped (an empty, non-nil
-// slice means none), and so is what its metadata cannot hold.
+// tc: without what its metadata cannot hold. Its arguments are written
+// whatever they are (see ToolCall).
 func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 	out, changed := *tc, false
-	if tc.Arguments != nil && (len(tc.Arguments) == 0 || !jsonx.IsObject(tc.Arguments) || jsonx.Depth(tc.Arguments) > jsonx.MaxDepth) {
-		if len(tc.Arguments) > 0 {
-			s.drop("arguments")
-		}
-		out.Arguments, changed = nil, true
-	}
 	if tc.Metadata != nil {
 		s.push(segment{key: "metadata"})
 		md, c := s.top(tc.Metadata)

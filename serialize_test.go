@@ -226,7 +226,7 @@ func TestSerializeUnencodable(t *testing.T) {
 	for _, k := range []string{"deps.fn", "deps.ch", "deps.cplx", "deps.nan", "deps.inf", "deps.f32nan", "deps.cyclic.self",
 		"deps.list[1]", "deps.struct", "deps.badnum", "deps.badraw", "deps.nested.fn", "deps.nested.list[1]",
 		"log.events[0].data.cb", "log.events[1].message.metadata.ch", "log.events[1].message.parts[0].options.nan",
-		"log.events[2].message.tool_calls[0].metadata.f", "tool_calls[0].arguments", "tool_calls[0].metadata.f", "started_at"} {
+		"log.events[2].message.tool_calls[0].metadata.f", "tool_calls[0].metadata.f", "started_at"} {
 		assert.Contains(t, warnings[0], k)
 	}
 	assert.Contains(t, warnings[0], "secrets=[deps.secret2]")
@@ -250,7 +250,7 @@ func TestSerializeUnencodable(t *testing.T) {
 	assert.Equal(t, map[string]any{"ok": "yes"}, rm[0].Metadata)
 	assert.Equal(t, map[string]any{"k": 1}, rm[0].Parts[0].Options)
 	assert.Equal(t, map[string]any{"sig": "abc"}, rm[1].ToolCalls[0].Metadata)
-	assert.Equal(t, []nous.ToolCall{{ID: "t1", Metadata: map[string]any{}}}, r.ToolCalls)
+	assert.Equal(t, []nous.ToolCall{{ID: "t1", Arguments: json.RawMessage(`not json`), Metadata: map[string]any{}}}, r.ToolCalls, "arguments are kept as they came")
 	assert.True(t, r.StartedAt.IsZero())
 
 	// Nothing to drop: no warning.
@@ -447,7 +447,6 @@ func serBadCatalog() []serBadCase {
 		{"invalid message: tool without call id", serBlob("", serEvent(1, `"type":"tool_result","message":{"role":"tool","content":"x"}`)), nous.ErrInvalidMessage, "log.events[0]"},
 		{"invalid message: unknown role", serBlob("", serEvent(1, `"type":"replace","message":{"role":"wizard","content":"x"},"first":1,"last":1`)), nous.ErrInvalidMessage, "log.events[0]"},
 		{"invalid message: empty user", serBlob("", serUserEvent(1, "")), nous.ErrInvalidMessage, "log.events[0]"},
-		{"invalid message: arguments not an object", serBlob("", serEvent(1, `"type":"assistant_message","message":{"role":"assistant","tool_calls":[{"id":"c","arguments":[1]}]}`)), nous.ErrInvalidMessage, "log.events[0]"},
 		{"invalid message: unknown part", serBlob("", serEvent(1, `"type":"user_message","message":{"role":"user","parts":[{"type":"hologram","content":"x"}]}`)), nous.ErrInvalidMessage, "log.events[0]"},
 		{"message role a number", serBlob("", serEvent(1, `"type":"user_message","message":{"role":1,"content":"x"}`)), nous.ErrMalformed, "log.events[0]"},
 		{"message not an object", serBlob("", serEvent(1, `"type":"user_message","message":"hi"`)), nous.ErrMalformed, "log.events[0]"},
@@ -481,7 +480,6 @@ func serBadCatalog() []serBadCase {
 		{"started_at junk", serBlob(`"started_at":"noon"`), nous.ErrMalformed, "started_at"},
 		{"tool_calls an object", serBlob(`"tool_calls":{}`), nous.ErrMalformed, "tool_calls"},
 		{"tool_call not an object", serBlob(`"tool_calls":[1]`), nous.ErrMalformed, "tool_calls[0]"},
-		{"tool_call arguments a string", serBlob(`"tool_calls":[{"id":"c","arguments":"{}"}]`), nous.ErrMalformed, "tool_calls[0].arguments"},
 		{"messages an object", serBlob(`"messages":{}`), nous.ErrMalformed, "messages"},
 		{"messages a string", serBlob(`"messages":"[]"`), nous.ErrMalformed, "messages"},
 
@@ -495,9 +493,6 @@ func serBadCatalog() []serBadCase {
 		{"v1 unknown role with a call id", `{"version":1,"messages":[{"role":"function","content":"x","tool_call_id":"c"}]}`, nous.ErrInvalidMessage, "messages[0]"},
 		{"v1 unknown part type", `{"version":1,"messages":[{"role":"user","content":[{"type":"smell","content":"x"}]}]}`, nous.ErrInvalidMessage, "messages[0]"},
 		{"v1 tool call without id", `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"name":"f"}]}]}`, nous.ErrInvalidMessage, "messages[0]"},
-		{"v1 arguments not JSON", `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c","arguments":"{oops"}]}]}`, nous.ErrMalformed, "messages[0].tool_calls[0].arguments"},
-		{"v1 arguments a list", `{"version":1,"messages":[{"role":"assistant","tool_calls":[{"id":"c","arguments":[1]}]}]}`, nous.ErrMalformed, "messages[0].tool_calls[0].arguments"},
-		{"v1 arguments a string holding a list", `{"version":1,"tool_calls":[{"id":"c","arguments":"[1]"}]}`, nous.ErrMalformed, "tool_calls[0].arguments"},
 		{"v1 tool_calls a string", `{"version":1,"messages":[{"role":"assistant","tool_calls":"none"}]}`, nous.ErrMalformed, "messages[0].tool_calls"},
 		{"v1 metadata a list", `{"version":1,"messages":[{"role":"user","content":"x","metadata":[]}]}`, nous.ErrMalformed, "messages[0].metadata"},
 		{"v1 deps a list", `{"version":1,"deps":[1]}`, nous.ErrMalformed, "deps"},
@@ -556,12 +551,12 @@ func TestDeserializeV2Lenient(t *testing.T) {
 		{"messages projection is not read", serBlob(`"messages":[{"role":"wizard"}]`, serUserEvent(1, "a")), func(t *testing.T, c *nous.Context) {
 			assert.Equal(t, "a", c.Messages()[0].Content)
 		}},
-		{"indented arguments are compacted", serBlob(`"tool_calls":[{"id":"c","arguments":{ "a" : [1, 2] }}]`,
+		{"indented arguments are kept as they are", serBlob(`"tool_calls":[{"id":"c","arguments":{ "a" : [1, 2] }}]`,
 			serEvent(1, `"type":"assistant_message","message":{"role":"assistant","tool_calls":[{"id":"c","arguments":{
 				"q": "a b"
 			}}]}`)), func(t *testing.T, c *nous.Context) {
-			assert.Equal(t, json.RawMessage(`{"q":"a b"}`), c.Messages()[0].ToolCalls[0].Arguments)
-			assert.Equal(t, json.RawMessage(`{"a":[1,2]}`), c.ToolCalls[0].Arguments)
+			assert.Equal(t, json.RawMessage("{\n\t\t\t\t\"q\": \"a b\"\n\t\t\t}"), c.Messages()[0].ToolCalls[0].Arguments)
+			assert.Equal(t, json.RawMessage(`{ "a" : [1, 2] }`), c.ToolCalls[0].Arguments)
 		}},
 		{"whole numbers as int", serBlob(`"deps":{"i":3,"f":3.5,"e":1e2,"big":123456789012345678901234567890}`,
 			serEvent(1, `"type":"turn_start","data":{"n":7}`)), func(t *testing.T, c *nous.Context) {
