@@ -280,7 +280,7 @@ func restoreState(w *wireInput, v1 bool) (*Context, error) {
 		deps = map[string]any{}
 	}
 	c.Deps = deps
-	if c.ToolCalls, err = decodeToolCalls(w.ToolCalls, "tool_calls", v1); err != nil {
+	if c.ToolCalls, err = decodeToolCalls(w.ToolCalls, "tool_calls"); err != nil {
 		return nil, err
 	}
 	if len(c.ToolCalls) == 0 {
@@ -297,9 +297,8 @@ func restoreState(w *wireInput, v1 bool) (*Context, error) {
 	return c, nil
 }
 
-// decodeToolCalls reads a list of tool calls at place. Arguments must be a
-// JSON object; version 1 may also hold one as a JSON string.
-func decodeToolCalls(raw json.RawMessage, place string, v1 bool) ([]ToolCall, error) {
+// decodeToolCalls reads a list of tool calls at place; an empty one is none.
+func decodeToolCalls(raw json.RawMessage, place string) ([]ToolCall, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return nil, nil
 	}

@@ -110,7 +110,7 @@ func (v *v1Message) message(place string, logger *slog.Logger) (Message, error) 
 		return Message{}, malformed(place+".metadata", err)
 	}
 	m.Metadata = md
-	if m.ToolCalls, err = decodeToolCalls(v.ToolCalls, place+".tool_calls", true); err != nil {
+	if m.ToolCalls, err = decodeToolCalls(v.ToolCalls, place+".tool_calls"); err != nil {
 		return Message{}, err
 	}
 	return m, nil
