@@ -477,6 +477,7 @@ func (u ContextUpdate) ApplyToRunContext(rc RunContext) (RunContext, error) {
 		rc.logger().Warn("nous: ContextUpdate.ApplyToRunContext dropped log events: a RunContext has no session log", "types", lost)
 	}
 	rc.Deps = deps
+	rc.Call = rc.Call.clone()
 	if rc.Sandbox != nil {
 		p := *rc.Sandbox
 		p.WritableRoots = slices.Clone(p.WritableRoots)

@@ -69,6 +69,9 @@ type RunContext struct {
 	// as log events [ContextUpdate.ApplyToRunContext] drops; nil means
 	// slog.Default(). [Context.ToRunContext] sets the context's.
 	Logger *slog.Logger
+	// Call is the tool call the run context serves, set by
+	// [Context.RunToolCalls]; zero otherwise.
+	Call ToolCall
 }
 
 func (rc RunContext) logger() *slog.Logger {

@@ -1,11 +1,13 @@
 // Command todo runs the three tools of the ContextUpdate documentation,
 // add_todo, increment_counter and add_note, through a small scripted agent
-// loop. Each tool reads a RunContext snapshot and returns its result and a
-// ContextUpdate; the loop applies the update to the context and adds the
-// result as a tool message, then prints the deps.
+// loop. Each step's calls run in parallel through Context.RunToolCalls: each
+// tool reads its own RunContext snapshot and returns its result and a
+// ContextUpdate, and the updates are applied and the results added in call
+// order; the loop then prints the deps.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -73,20 +75,13 @@ func main() {
 
 	for step, calls := range script {
 		check(c.AddMessage(nous.AssistantMessage("", calls...)))
-		for _, tc := range calls {
-			var args map[string]any
-			if len(tc.Arguments) > 0 {
-				check(json.Unmarshal(tc.Arguments, &args))
-			}
-			result, update, err := tools[tc.Name](c.ToRunContext(), args)
-			check(err)
-			check(update.Apply(c))
-			out, err := json.Marshal(result)
-			check(err)
-			check(c.AddMessage(nous.ToolMessage(tc.ID, tc.Name, string(out))))
-			fmt.Printf("step %d %s %s -> %s\n", step+1, tc.Name, tc.Arguments, out)
-			printDeps(c)
+		// The step's calls run in parallel, each on its own snapshot; their
+		// updates are applied and their results added in call order.
+		check(c.RunToolCalls(context.Background(), calls, runTool))
+		for _, m := range c.Messages()[c.Len()-len(calls):] {
+			fmt.Printf("step %d %s -> %s\n", step+1, m.Name, m.Content)
 		}
+		printDeps(c)
 	}
 	check(c.AddMessage(nous.AssistantMessage("Added two todos and two notes.")))
 
@@ -94,6 +89,24 @@ func main() {
 	notes, _ := nous.Dep[[]string](c.Deps, "notes")
 	fmt.Printf("\ncounter=%d notes=%q\n", count, notes)
 	fmt.Printf("%d messages, %d events, needs response: %v\n", c.Len(), c.Log().Len(), c.NeedsResponse)
+}
+
+// runTool runs one call with the tool it names: its arguments parsed, its
+// result as JSON, and its update for RunToolCalls to apply.
+func runTool(_ context.Context, rc nous.RunContext) nous.ToolResult {
+	var args map[string]any
+	if err := rc.Call.ParseArguments(&args); err != nil {
+		return nous.ToolResult{Err: err}
+	}
+	result, update, err := tools[rc.Call.Name](rc, args)
+	if err != nil {
+		return nous.ToolResult{Err: err}
+	}
+	out, err := json.Marshal(result)
+	if err != nil {
+		return nous.ToolResult{Err: err}
+	}
+	return nous.ToolResult{Content: string(out), Update: update}
 }
 
 func printDeps(c *nous.Context) {

@@ -1,0 +1,119 @@
+package nous_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nous-go/nous"
+)
+
+// Sixteen tools run at once, each on its own snapshot, while nothing writes
+// the context; their results and updates land in call order whatever order
+// they finish in; a panic and a failed update become error results; the
+// view pairs. Run it with -race.
+func TestRunToolCallsSixteenInParallel(t *testing.T) {
+	rec := &nous.LogRecorder{}
+	c := nous.NewContext(nous.WithLogger(slog.New(rec)), nous.WithDeps(map[string]any{"items": []any{}, "scalar": "x"}))
+	require.NoError(t, c.AddMessage(nous.UserMessage("go")))
+	var calls []nous.ToolCall
+	for i := range 16 {
+		calls = append(calls, nous.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: "work", Arguments: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+	}
+	require.NoError(t, c.AddMessage(nous.AssistantMessage("", calls...)))
+
+	var running, most atomic.Int32
+	err := c.RunToolCalls(context.Background(), calls, func(ctx context.Context, rc nous.RunContext) nous.ToolResult {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		var args struct{ I int }
+		if err := rc.Call.ParseArguments(&args); err != nil {
+			return nous.ToolResult{Err: err}
+		}
+		time.Sleep(time.Duration(16-args.I) * time.Millisecond) // the last call finishes first
+		rc.Deps["items"] = append(rc.Deps["items"].([]any), "scribbled") // its own copy
+		switch args.I {
+		case 3:
+			panic("tool 3 blew up")
+		case 5:
+			return nous.ToolResult{Err: fmt.Errorf("no network")}
+		case 7:
+			return nous.ToolResult{Content: "seven", Update: nous.NewContextUpdate().Append("scalar", 1)} // fails to apply
+		}
+		return nous.ToolResult{Content: fmt.Sprint("done ", args.I), Update: nous.NewContextUpdate().Append("items", args.I)}
+	})
+	require.Error(t, err)
+	require.ErrorIs(t, err, nous.ErrTypeMismatch)
+	assert.Contains(t, err.Error(), `"call_7"`)
+	assert.NotContains(t, err.Error(), `"call_3"`, "a tool's own failure is its result, not an error of the run")
+	assert.Greater(t, most.Load(), int32(1), "the tools ran at once")
+
+	var want []any
+	for i := range 16 {
+		if i != 3 && i != 5 && i != 7 {
+			want = append(want, i)
+		}
+	}
+	assert.Equal(t, want, c.Deps["items"], "updates in call order")
+	assert.Equal(t, "x", c.Deps["scalar"], "the failed update changed nothing")
+
+	view := c.Messages()
+	require.Len(t, view, 18)
+	for i, m := range view[2:] {
+		require.Equal(t, fmt.Sprintf("call_%d", i), m.ToolCallID, "results in call order")
+		switch i {
+		case 3:
+			assert.True(t, m.IsError())
+			assert.Contains(t, m.Content, "failed: tool 3 blew up")
+		case 5:
+			assert.True(t, m.IsError())
+			assert.Equal(t, "no network", m.Content)
+		case 7:
+			assert.True(t, m.IsError(), "its update failed")
+			assert.Equal(t, "seven", m.Content)
+		default:
+			assert.False(t, m.IsError())
+			assert.Equal(t, fmt.Sprint("done ", i), m.Content)
+		}
+	}
+	require.NoError(t, c.CheckToolPairing())
+	assert.True(t, c.NeedsResponse)
+	assert.NotEmpty(t, rec.Matching("panicked"), "the panic's stack is logged")
+	assert.True(t, strings.Contains(strings.Join(rec.Matching("panicked"), ""), "call_3"))
+}
+
+// A context already done runs nothing and changes nothing; a tool that
+// honours ctx gives its error as its result.
+func TestRunToolCallsCanceled(t *testing.T) {
+	c := nous.NewContext()
+	calls := []nous.ToolCall{{ID: "a", Name: "slow"}}
+	require.NoError(t, c.AddMessage(nous.AssistantMessage("", calls...)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	err := c.RunToolCalls(ctx, calls, func(context.Context, nous.RunContext) nous.ToolResult { ran = true; return nous.ToolResult{} })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.False(t, ran)
+	assert.Equal(t, 1, c.Len())
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	err = c.RunToolCalls(ctx, calls, func(ctx context.Context, _ nous.RunContext) nous.ToolResult {
+		<-ctx.Done()
+		return nous.ToolResult{Err: ctx.Err()}
+	})
+	require.NoError(t, err)
+	last, _ := c.LastMessage()
+	assert.True(t, last.IsError())
+	assert.Contains(t, last.Content, "deadline exceeded")
+}
