@@ -40,7 +40,7 @@ func TestRunToolCallsSixteenInParallel(t *testing.T) {
 		if err := rc.Call.ParseArguments(&args); err != nil {
 			return nous.ToolResult{Err: err}
 		}
-		time.Sleep(time.Duration(16-args.I) * time.Millisecond) // the last call finishes first
+		time.Sleep(time.Duration(16-args.I) * time.Millisecond)          // the last call finishes first
 		rc.Deps["items"] = append(rc.Deps["items"].([]any), "scribbled") // its own copy
 		switch args.I {
 		case 3:
