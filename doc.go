@@ -44,9 +44,45 @@
 //		LogEvent(nous.EventToolCall, map[string]any{"name": "remember"})
 //	if err := update.Apply(c); err != nil { ... } // all or nothing
 //
-// When a model asks for several tools at once, run them in parallel and
-// combine their updates in call order with [Combine], so the result does not
-// depend on which tool finished first.
+// When a model asks for several tools at once, [Context.RunToolCalls] runs
+// them in parallel, each on its own snapshot ([RunContext.Call] is the call it
+// serves), then applies their updates and adds their results in call order,
+// so the result does not depend on which tool finished first. A runtime that
+// runs tools itself combines their updates in call order with [Combine].
+//
+// # Tool calls and their results
+//
+// Every provider requires the results of an assistant message's tool calls
+// to follow it, one tool message each, before the conversation goes on.
+// [Context.CheckToolPairing] says whether the view does; ReplaceMessage and
+// ReplaceMessageRange refuse a replacement that would break it; and
+// [Context.PatchDanglingToolCalls] answers, right after its group, a call a
+// run was interrupted before answering. A model's malformed arguments are
+// kept as they came: [ToolCall.ParseArguments] says they are unusable, and a
+// runtime answers the call with [ToolErrorMessage] so that the model retries.
+//
+// # The system prompt, reasoning and the loop
+//
+// The system prompt lives in three places, each with its job. The
+// SystemPrompt field is the agent's instructions, state saved with the
+// context; a system message in the log (often the first) is part of the
+// transcript, such as a summary compaction wrote; and the overlay
+// ([Context.SetSystemPromptOverlay]) is derived from configuration at every
+// run and never logged. An adapter sends the view ([Context.All]), overlay
+// included, and the SystemPrompt field when the view does not start with a
+// system message of its own.
+//
+// ReasoningContent is a model's reasoning as plain text, for display and
+// logs; a thinking part ([PartThinking]) is a provider's reasoning block
+// with its signature, which the provider requires back byte for byte on the
+// next request. An adapter sends thinking parts, not ReasoningContent.
+//
+// Iteration and MaxIterations count the model calls of one run, not of the
+// session: a runtime adds one per call ([Context.IncrementIteration]), stops
+// at [Context.MaxIterationsReached], and sets Iteration back to 0 when a new
+// user turn starts a new run. The runtime fields (Stream, Callbacks, Notify,
+// ApprovalHandler, CancellationCheck) are for the runner: nous stores them
+// and never calls them.
 //
 // # Saving and resuming
 //
