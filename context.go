@@ -454,7 +454,9 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 // Metadata[MetadataSynthesized] = true. The log stays append-only: each is a
 // tool_result event whose After names the entry it follows. It is
 // idempotent, and leaves NeedsResponse as it is, as the reference library
-// does.
+// does. It only adds: a result without its call, or one that comes after
+// another message, stays where it is, and [Context.CheckToolPairing] still
+// reports it.
 func (c *Context) PatchDanglingToolCalls() int {
 	type patch struct {
 		last  int // the view index (in c.view) of the group's last entry

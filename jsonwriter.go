@@ -63,11 +63,13 @@ func (w *jsonWriter) time(t time.Time) {
 	w.buf.Write(w.scratch)
 }
 
-// compactObject reports whether b is a JSON object written compactly, as
-// encoding/json would write it, and nested at most jsonx.MaxDepth levels:
-// what a document may hold as it is.
+// compactObject reports whether b is a JSON object a document may hold as
+// it is, and encoding/json would write unchanged: valid UTF-8, written
+// compactly, nested at most jsonx.MaxDepth levels, and without the
+// characters encoding/json escapes for HTML (<, >, &, U+2028, U+2029).
 func (w *jsonWriter) compactObject(b []byte) bool {
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) || jsonx.Depth(b) > jsonx.MaxDepth {
+	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) || bytes.ContainsAny(b, "<>&\u2028\u2029") ||
+		!json.Valid(b) || jsonx.Depth(b) > jsonx.MaxDepth {
 		return false
 	}
 	c := bytes.NewBuffer(w.scratch[:0])

@@ -110,6 +110,7 @@ func (c *Context) checkReplace(first, last int, m *Message) error {
 	for hi < n && c.at(hi).Role == RoleTool {
 		hi++
 	}
+	end := hi == n // the window ends the view
 	hi = min(hi, n-1)
 	touches := func(m *Message) bool { return m.Role == RoleTool || len(m.ToolCalls) > 0 }
 	involved := touches(m)
@@ -126,10 +127,11 @@ func (c *Context) checkReplace(first, last int, m *Message) error {
 			}
 		}
 	}
+	// after numbers the messages as the view after the replacement does.
 	after := func(yield func(int, Message) bool) {
 		for i := lo; i <= hi; i++ {
 			switch {
-			case i < first || i > last:
+			case i < first:
 				if !yield(i, *c.at(i)) {
 					return
 				}
@@ -137,13 +139,20 @@ func (c *Context) checkReplace(first, last int, m *Message) error {
 				if !yield(i, *m) {
 					return
 				}
+			case i > last:
+				if !yield(i-(last-first), *c.at(i)) {
+					return
+				}
 			}
 		}
 	}
-	// Calls still open at the end of the view are a runtime's turn in
-	// progress, not a problem a replacement brings.
-	now := pairing(before, nil, false)
-	for _, p := range pairing(after, nil, false) {
+	now := pairing(before, nil, end)
+	for _, p := range pairing(after, nil, end) {
+		// m's own calls, open because m ends the view, are a turn in
+		// progress, as when such a message is added.
+		if end && last == n-1 && p.what == unpairedUnanswered && slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return tc.ID == p.callID }) {
+			continue
+		}
 		k := slices.IndexFunc(now, p.same)
 		if k < 0 {
 			return p

@@ -165,3 +165,21 @@ func TestPatchDanglingToolCallsPlacesResults(t *testing.T) {
 		})
 	}
 }
+
+// At the end of the view too, a replacement may not drop a result or add a
+// call to a group already answered; a replacement that ends the view with
+// calls of its own starts a turn in progress. A refusal numbers the view as
+// it would be.
+func TestReplaceKeepsThePairingAtTheEnd(t *testing.T) {
+	c := nous.NewContext(nous.WithMessages(mUser("u"), calls("a", "c"), result("c"), result("a")))
+	require.ErrorIs(t, c.ReplaceMessageRange(2, 3, result("a")), nous.ErrUnpaired, "drops c's result")
+	c = nous.NewContext(nous.WithMessages(mUser("u"), calls("a"), result("a")))
+	require.ErrorIs(t, c.ReplaceMessage(1, calls("b", "a")), nous.ErrUnpaired, "adds a call b nothing answers")
+	c = nous.NewContext(nous.WithMessages(mUser("u"), calls("a")))
+	require.NoError(t, c.ReplaceMessage(1, calls("a", "b")), "a turn in progress")
+
+	c = nous.NewContext(nous.WithMessages(mUser("u"), calls("a", "b"), result("a"), result("b"), mUser("u2")))
+	err := c.ReplaceMessageRange(1, 2, calls("b", "c"))
+	require.ErrorIs(t, err, nous.ErrUnpaired)
+	assert.Contains(t, err.Error(), `message 3, call "c"`, "u2 is message 3 once the range is one message")
+}

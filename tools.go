@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 )
 
@@ -37,27 +38,38 @@ type ToolFunc func(ctx context.Context, rc RunContext) ToolResult
 //     goes to the context's logger), and RunToolCalls waits for every tool,
 //     even once ctx is done, as it must not write the context while a tool
 //     reads: a tool honours ctx by returning, with Err set, when it is done;
-//   - once every call has returned, on the caller's goroutine, the updates
-//     are applied one call at a time, in call order, and one tool message
-//     per call is added, in call order, right after one another.
+//   - once every call has returned, on the caller's goroutine, each call in
+//     turn has its update applied and its tool message added, so the
+//     results follow one another in call order in the view (the log events
+//     an update carries come just before its call's result in the log).
 //
 // An update that fails to apply (an append onto a value that is not a list,
 // say) changes nothing, as [ContextUpdate.Apply] does; its call's result is
-// turned into an error result saying why, and the other calls' updates
-// apply. RunToolCalls then returns an error joining one error per such call,
-// each naming the call and wrapping the update's error. It returns ctx's
-// error when ctx is done before any tool runs, having changed nothing.
+// turned into an error result whose content says why after the tool's own,
+// and the other calls' updates apply. RunToolCalls then returns an error
+// joining one error per such call, each naming the call and wrapping the
+// update's error. Before running anything, it returns ctx's error when ctx
+// is done, and an error wrapping [ErrInvalidMessage] for a call without an
+// ID, which no result could answer; then nothing changes.
 //
 // The context must not be used by anything else until RunToolCalls returns.
 func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFunc, opts ...RunContextOption) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("nous: run tool calls: %w", err)
 	}
+	if run == nil {
+		return errors.New("nous: run tool calls: no ToolFunc")
+	}
+	for i, call := range calls {
+		if call.ID == "" {
+			return fmt.Errorf("nous: run tool calls: call %d (%s) has no id, so no result can answer it: %w", i, call.Name, ErrInvalidMessage)
+		}
+	}
 	results := make([]ToolResult, len(calls))
 	var wg sync.WaitGroup
 	for i, call := range calls {
 		rc := c.ToRunContext(opts...)
-		rc.Call = call
+		rc.Call = call.clone() // its own: a tool writing it cannot rewrite the log
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,7 +83,8 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 		r := &results[i]
 		if r.Err == nil {
 			if err := r.Update.Apply(c); err != nil {
-				r.Err = fmt.Errorf("its update was not applied: %w", err)
+				r.Err = err
+				r.Content = strings.TrimSpace(r.Content + "\n\nThe tool's change to the context was not made: " + err.Error())
 				failed = append(failed, fmt.Errorf("nous: tool call %q (%s): %w", call.ID, call.Name, err))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,7 +81,8 @@ func TestRunToolCallsSixteenInParallel(t *testing.T) {
 			assert.Equal(t, "no network", m.Content)
 		case 7:
 			assert.True(t, m.IsError(), "its update failed")
-			assert.Equal(t, "seven", m.Content)
+			assert.Contains(t, m.Content, "seven")
+			assert.Contains(t, m.Content, "was not made", "it says why")
 		default:
 			assert.False(t, m.IsError())
 			assert.Equal(t, fmt.Sprint("done ", i), m.Content)
@@ -116,4 +118,41 @@ func TestRunToolCallsCanceled(t *testing.T) {
 	last, _ := c.LastMessage()
 	assert.True(t, last.IsError())
 	assert.Contains(t, last.Content, "deadline exceeded")
+}
+
+// A call without an id is refused before anything runs: no result could
+// answer it, and the context saved would not load. A tool writing its call
+// writes its own copy.
+func TestRunToolCallsRefusesAndCopies(t *testing.T) {
+	c := nous.NewContext()
+	calls := []nous.ToolCall{{ID: "a", Name: "f", Metadata: map[string]any{"sig": "x"}}, {Name: "g"}}
+	require.ErrorIs(t, c.RunToolCalls(context.Background(), calls, func(context.Context, nous.RunContext) nous.ToolResult { return nous.ToolResult{} }), nous.ErrInvalidMessage)
+	assert.Zero(t, c.Len())
+	require.Error(t, c.RunToolCalls(context.Background(), calls[:1], nil))
+
+	require.NoError(t, c.AddMessage(nous.AssistantMessage("", calls[0])))
+	require.NoError(t, c.RunToolCalls(context.Background(), calls[:1], func(_ context.Context, rc nous.RunContext) nous.ToolResult {
+		rc.Call.Metadata["sig"] = "scribbled"
+		return nous.ToolResult{Content: "ok"}
+	}))
+	assert.Equal(t, "x", c.Messages()[0].ToolCalls[0].Metadata["sig"])
+	assert.Equal(t, "x", calls[0].Metadata["sig"])
+}
+
+// Arguments keep their bytes through json.Marshal of a tool call too, which
+// escapes HTML characters and U+2028, and a document stays valid UTF-8.
+func TestArgumentsThroughJSONMarshal(t *testing.T) {
+	for _, args := range []string{`{"q":"a<b && c>d"}`, "{\"s\":\"\u2028\"}", "{\"a\":\"\xff\"}"} {
+		b, err := json.Marshal(nous.ToolCall{ID: "c", Arguments: json.RawMessage(args)})
+		require.NoError(t, err)
+		var tc nous.ToolCall
+		require.NoError(t, json.Unmarshal(b, &tc))
+		if utf8.ValidString(args) {
+			assert.Equal(t, args, string(tc.Arguments))
+		}
+		c := nous.NewContext(nous.WithMessages(nous.AssistantMessage("", nous.ToolCall{ID: "c", Arguments: json.RawMessage(args)})))
+		data, err := c.Serialize()
+		require.NoError(t, err)
+		assert.True(t, utf8.Valid(data), "the document is UTF-8")
+	}
 }
