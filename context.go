@@ -104,6 +104,8 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
+	saved savedAt // the store's head and state as c last saw them
+
 	log        eventLog
 	view       []int64 // the view's messages: indices in log.msgs
 	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
@@ -533,6 +535,7 @@ func (c *Context) Clone() *Context {
 	d.Callbacks = maps.Clone(c.Callbacks)
 	d.lists = nil // d.Deps is a deep copy: no list of c's is in it
 	d.log = c.log.fork()
+	d.saved = savedAt{} // a fork was never saved
 	d.view = slices.Clip(c.view)
 	d.viewShared, c.viewShared = true, true
 	return &d

@@ -51,6 +51,18 @@ var (
 	// the pairing.
 	ErrUnpaired = errors.New("unpaired tool call")
 
+	// ErrConflict reports a save or a refresh that cannot be done because
+	// another writer saved the log since the context last saw it; see
+	// [Context.Save].
+	ErrConflict = errors.New("conflict: the stored log moved on")
+
+	// ErrNotFound reports a log a [Store] does not hold.
+	ErrNotFound = errors.New("log not found")
+
+	// ErrCorrupt reports stored data that fails its checks: a checksum, a
+	// length, the order of seqs, a version, JSON that does not decode.
+	ErrCorrupt = errors.New("corrupt stored data")
+
 	// ErrMalformed reports serialized data that is not valid JSON of the
 	// expected shape; the error names the place.
 	ErrMalformed = errors.New("malformed serialized context")

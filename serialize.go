@@ -75,19 +75,8 @@ func (c *Context) Serialize() ([]byte, error) {
 // document returns what Serialize writes, sanitized by s. It shares with
 // the context every value s did not change.
 func (c *Context) document(s *sanitizer) document {
-	d := document{
-		Version:       FormatVersion,
-		ToolCalls:     s.toolCalls(c.ToolCalls),
-		SystemPrompt:  c.SystemPrompt,
-		Deps:          s.deps(c.Deps),
-		Usage:         c.Usage,
-		NeedsResponse: c.NeedsResponse,
-		Iteration:     c.Iteration,
-		MaxIterations: c.MaxIterations,
-		StartedAt:     s.startedAt(c.StartedAt),
-		AgentName:     c.AgentName,
-		Log:           documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())},
-	}
+	d := c.state(s)
+	d.Log = documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())}
 	if c.log.parent != uuid.Nil {
 		d.Log.ParentID, d.Log.ForkSeq = c.log.parent.String(), &c.log.forkSeq
 	}
@@ -100,6 +89,23 @@ func (c *Context) document(s *sanitizer) document {
 		d.Messages[i] = d.Log.Events[c.log.msg(mi).seq-1].Message
 	}
 	return d
+}
+
+// state returns the document without its log and messages: the plain state
+// of the context, sanitized by s, as stores keep it beside the events.
+func (c *Context) state(s *sanitizer) document {
+	return document{
+		Version:       FormatVersion,
+		ToolCalls:     s.toolCalls(c.ToolCalls),
+		SystemPrompt:  c.SystemPrompt,
+		Deps:          s.deps(c.Deps),
+		Usage:         c.Usage,
+		NeedsResponse: c.NeedsResponse,
+		Iteration:     c.Iteration,
+		MaxIterations: c.MaxIterations,
+		StartedAt:     s.startedAt(c.StartedAt),
+		AgentName:     c.AgentName,
+	}
 }
 
 // warnDropped warns, in one line on the context's logger, of the values s
@@ -232,18 +238,7 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 	jw.int(int64(w.Version))
 	buf.WriteString(`,"messages":`)
 	writeList(jw, w.Messages, func(m **Message) { jw.v1Message(*m) })
-	fields := []struct {
-		key   string
-		value any
-	}{
-		{"tool_calls", w.ToolCalls}, {"system_prompt", w.SystemPrompt}, {"deps", w.Deps},
-		{"usage", w.Usage}, {"needs_response", w.NeedsResponse}, {"iteration", w.Iteration},
-		{"max_iterations", w.MaxIterations}, {"started_at", w.StartedAt}, {"agent_name", w.AgentName},
-	}
-	for _, f := range fields {
-		buf.WriteString(`,"` + f.key + `":`)
-		jw.value(f.value)
-	}
+	w.writeState(jw)
 	buf.WriteString(`,"log":{"id":`)
 	jw.str(w.Log.ID)
 	if w.Log.ParentID != "" {
@@ -258,4 +253,20 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 	writeList(jw, w.Log.Events, jw.event)
 	buf.WriteString("}}")
 	return jw.err
+}
+
+// writeState writes the plain state fields of w, each after a comma.
+func (w *document) writeState(jw *jsonWriter) {
+	fields := []struct {
+		key   string
+		value any
+	}{
+		{"tool_calls", w.ToolCalls}, {"system_prompt", w.SystemPrompt}, {"deps", w.Deps},
+		{"usage", w.Usage}, {"needs_response", w.NeedsResponse}, {"iteration", w.Iteration},
+		{"max_iterations", w.MaxIterations}, {"started_at", w.StartedAt}, {"agent_name", w.AgentName},
+	}
+	for _, f := range fields {
+		jw.buf.WriteString(`,"` + f.key + `":`)
+		jw.value(f.value)
+	}
 }

@@ -1,0 +1,330 @@
+package nous
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// LogInfo describes a stored log.
+type LogInfo struct {
+	ID        uuid.UUID
+	Parent    uuid.UUID // uuid.Nil unless the log is a fork
+	ForkSeq   int64     // the parent's seq it forked at; 0 unless a fork
+	Head      int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
+	CreatedAt time.Time // when the log's context was created (the time in its UUID v7)
+	UpdatedAt time.Time // time of the last save
+}
+
+// ListOptions selects the logs [Store.List] yields.
+type ListOptions struct {
+	After uuid.UUID // cursor: only logs whose ID sorts after this one; uuid.Nil lists from the start
+	Limit int       // at most this many; 0 means no limit
+}
+
+// Batch is one save of a log: the events appended since the head the saver
+// last saw, and the state of the context beside them. A [Store] keeps it
+// whole or not at all.
+type Batch struct {
+	// Info names the log and says, for its first batch, what it is: ID,
+	// Parent and ForkSeq, CreatedAt. Head is After + len(Events);
+	// UpdatedAt the time of the save.
+	Info LogInfo
+	// After is the stored head the saver expects: 0 for a log the store
+	// must not hold yet.
+	After int64
+	// State is the state document: a JSON object with the plain fields of
+	// the context, as [Context.Serialize] writes them (tool_calls,
+	// system_prompt, deps, usage, needs_response, iteration,
+	// max_iterations, started_at, agent_name), secrets redacted. It
+	// replaces the stored one.
+	State []byte
+	// Events are the events after After, seqs After+1, After+2, ..., each
+	// the JSON of one [Event] as [Context.AppendEventJSON] writes it. A
+	// store keeps their bytes exactly.
+	Events []json.RawMessage
+}
+
+// Store is where contexts are kept: logs of events, each with the state of
+// its context as of its last save. [Context.Save], [Load] and
+// [Context.Refresh] work with any Store; a backend implements four methods.
+//
+// A backend must be safe for concurrent use, honour ctx in every method
+// (once it is done, return an error wrapping ctx.Err() and store nothing
+// partial), and keep a batch whole or not at all, even across a crash.
+// storetest.Run checks all of this; a backend that passes it works with
+// this package.
+type Store interface {
+	// Append stores b atomically, if the stored head of log b.Info.ID is
+	// still b.After: it appends b.Events, replaces the state with b.State
+	// and sets the head to b.Info.Head and the update time to
+	// b.Info.UpdatedAt. With b.After 0 it creates the log, with b.Info's
+	// identity, and fails if the log exists. A head that moved on, or a
+	// log that exists when b.After is 0, is an error wrapping
+	// [ErrConflict] that names the log, the expected and the stored head;
+	// a log that does not exist when b.After is not 0, one wrapping
+	// [ErrNotFound]. On error the store is unchanged.
+	Append(ctx context.Context, b Batch) error
+	// Read returns the info and state document of log id, and its events
+	// after seq after, in order, each the bytes Append was given. A log
+	// the store does not hold is an error wrapping [ErrNotFound]; stored
+	// data that fails its checks, one wrapping [ErrCorrupt] naming the log
+	// and the place.
+	Read(ctx context.Context, id uuid.UUID, after int64) (LogInfo, []byte, []json.RawMessage, error)
+	// List yields the stored logs in ID order (UUID v7: the order their
+	// contexts were created), as opts selects; an error ends it.
+	List(ctx context.Context, opts ListOptions) iter.Seq2[LogInfo, error]
+	// Delete removes log id and nothing else: forks of it keep their
+	// events. A log the store does not hold is an error wrapping
+	// [ErrNotFound].
+	Delete(ctx context.Context, id uuid.UUID) error
+}
+
+// Watcher is the optional capability of a store that can follow a log as it
+// grows.
+type Watcher interface {
+	// Watch yields the stored events of log id with seq > after, in order,
+	// then every event saved later, with no gap and no duplicate, until ctx
+	// is done; then it yields ctx.Err() once and ends.
+	Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[Event, error]
+}
+
+// savedAt is what a context remembers of the store it was last loaded,
+// saved or refreshed with.
+type savedAt struct {
+	head  int64  // the seq it last saw stored
+	state []byte // the state document it last wrote or read
+}
+
+// Save stores what changed in c since it was last loaded, saved or
+// refreshed: the events after that seq, and the state (the plain fields, as
+// Serialize writes them, secrets redacted). The first save of a context
+// creates its log, with its ID, and for a fork ([Context.Clone]) its parent
+// and fork seq; a fork's first save stores every event, its parent's
+// included, so it loads whatever later happens to the parent. A save's cost
+// is that of the new events and the state, whatever the length of the log.
+// A save with nothing new writes nothing and does not contact s.
+//
+// When another writer saved the log since c last saw it, Save stores nothing
+// and returns an error wrapping [ErrConflict]; c is unchanged. The way on is
+// to redo the turn on the stored log: [Context.Refresh] (when c has no
+// unsaved changes) or [Load], then add the turn's messages again and save.
+// A context that was never saved to s (a new one, a clone, one from
+// Deserialize) conflicts when its log is already there. Saving a log that
+// was deleted is an error wrapping [ErrNotFound]. Values JSON cannot hold
+// and secrets are dropped with a warning, as Serialize drops them.
+func (c *Context) Save(ctx context.Context, s Store) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("nous: save: %w", err)
+	}
+	c.ready()
+	san := newSanitizer(c.Redact)
+	state := c.stateJSON(san)
+	head := c.log.len()
+	if head == c.saved.head && bytes.Equal(state, c.saved.state) {
+		return nil
+	}
+	var buf []byte
+	ends := make([]int, 0, head-c.saved.head)
+	for seq := c.saved.head + 1; seq <= head; seq++ {
+		e := san.event(&c.log, seq)
+		jw := newJSONWriter(bytes.NewBuffer(buf))
+		jw.event(&e)
+		if jw.err != nil {
+			return fmt.Errorf("nous: save log %s: event %d: %w", c.log.id, seq, jw.err) // a bug, as in Serialize
+		}
+		buf = jw.buf.Bytes()
+		ends = append(ends, len(buf))
+	}
+	c.warnDropped(san, "Save")
+	events := make([]json.RawMessage, len(ends))
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		events[i] = buf[start:end:end]
+	}
+	b := Batch{Info: c.logInfo(head), After: c.saved.head, State: state, Events: events}
+	if err := s.Append(ctx, b); err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
+	c.saved = savedAt{head: head, state: state}
+	return nil
+}
+
+// logInfo returns the info of c's log with the given head, updated now.
+func (c *Context) logInfo(head int64) LogInfo {
+	sec, nsec := c.log.id.Time().UnixTime()
+	return LogInfo{
+		ID: c.log.id, Parent: c.log.parent, ForkSeq: c.log.forkSeq, Head: head,
+		CreatedAt: time.Unix(sec, nsec).UTC(), UpdatedAt: now(),
+	}
+}
+
+// stateJSON returns the state document of c, sanitized by s.
+func (c *Context) stateJSON(s *sanitizer) []byte {
+	d := c.state(s)
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	buf.WriteString(`{"version":`)
+	jw.int(int64(d.Version))
+	d.writeState(jw)
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// Load returns the context stored in s under id, as Deserialize(Serialize())
+// would have returned it at its last save: the same log, view, ID and
+// parent, and the same state. The overlay and the runtime fields are not
+// stored: they are unset. A log s does not hold is an error wrapping
+// [ErrNotFound]; stored data that does not read back, one wrapping
+// [ErrCorrupt] that names the log and the place.
+func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
+	}
+	info, state, raw, err := s.Read(ctx, id, 0)
+	if err != nil {
+		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
+	}
+	events, err := decodeStored(raw, 1, info)
+	if err != nil {
+		return nil, err
+	}
+	l, view, err := restoreLog(info.ID, info.Parent, info.ForkSeq, events, true)
+	if err != nil {
+		return nil, corrupt(info.ID, "events", err)
+	}
+	c, err := decodeState(info.ID, state)
+	if err != nil {
+		return nil, err
+	}
+	c.log, c.view = l, view
+	c.saved = savedAt{head: info.Head, state: state}
+	return c, nil
+}
+
+// Refresh brings c up to date with s: it appends the events stored after the
+// seq c last saw, folding them as usual, and takes the stored state. It
+// costs the new events, not the whole log. When the store has not moved on,
+// c is left as it is. When it has and c has unsaved changes (events, or
+// state that differs from what it last saved or loaded), it returns an
+// error wrapping [ErrConflict] and c is unchanged: c's changes and the
+// stored ones cannot both be kept; [Load] the log and redo them.
+func (c *Context) Refresh(ctx context.Context, s Store) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("nous: refresh: %w", err)
+	}
+	c.ready()
+	info, state, raw, err := s.Read(ctx, c.log.id, c.saved.head)
+	if err != nil {
+		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
+	}
+	if info.Head == c.saved.head {
+		return nil
+	}
+	if c.log.len() != c.saved.head || !bytes.Equal(c.stateJSON(newSanitizer(c.Redact)), c.saved.state) {
+		return fmt.Errorf("nous: refresh log %s: the store moved from seq %d to %d and the context has unsaved changes: %w", c.log.id, c.saved.head, info.Head, ErrConflict)
+	}
+	events, err := decodeStored(raw, c.saved.head+1, info)
+	if err != nil {
+		return err
+	}
+	d, err := decodeState(info.ID, state)
+	if err != nil {
+		return err
+	}
+	// Apply the events to a copy of the log and view, which c's own never
+	// see, so that a bad event leaves c as it was.
+	l, view := *c.log.snapshot(), slices.Clone(c.view)
+	for i := range events {
+		if view, err = l.appendStored(view, &events[i]); err != nil {
+			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
+		}
+	}
+	c.log, c.view, c.viewShared = l, view, false
+	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, d.Deps, d.Usage, d.NeedsResponse
+	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
+	c.lists = nil
+	c.refreshLead()
+	c.saved = savedAt{head: info.Head, state: state}
+	return nil
+}
+
+// decodeStored decodes the events a store returned, which must be the seqs
+// first, first+1, ... up to info.Head.
+func decodeStored(raw []json.RawMessage, first int64, info LogInfo) ([]Event, error) {
+	if want := info.Head - first + 1; int64(len(raw)) != want {
+		return nil, corrupt(info.ID, "events", fmt.Errorf("%d events after seq %d, head %d", len(raw), first-1, info.Head))
+	}
+	events := make([]Event, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &events[i]); err != nil {
+			return nil, corrupt(info.ID, fmt.Sprintf("events[%d]", first-1+int64(i)), err)
+		}
+		if want := first + int64(i); events[i].Seq != want {
+			return nil, corrupt(info.ID, fmt.Sprintf("events[%d]", want-1), fmt.Errorf("seq %d, want %d", events[i].Seq, want))
+		}
+	}
+	return events, nil
+}
+
+// decodeState returns a context holding the state document of log id.
+func decodeState(id uuid.UUID, state []byte) (*Context, error) {
+	var w wireInput
+	if err := json.Unmarshal(state, &w); err != nil {
+		return nil, corrupt(id, "state", err)
+	}
+	c, err := restoreState(&w, false)
+	if err != nil {
+		return nil, corrupt(id, "state", err)
+	}
+	return c, nil
+}
+
+// corrupt returns the error of stored data of log id that fails its checks
+// at place.
+func corrupt(id uuid.UUID, place string, err error) error {
+	return fmt.Errorf("nous: log %s: %s: %v: %w", id, place, err, ErrCorrupt)
+}
+
+// appendStored appends e, the next event of l read back from a store, to l
+// and to view, the view of l, which it returns: the fold of one event.
+func (l *eventLog) appendStored(view []int64, e *Event) ([]int64, error) {
+	if e.Seq != l.len()+1 {
+		return view, fmt.Errorf("seq %d after %d: %w", e.Seq, l.len(), ErrInvalidLog)
+	}
+	if err := e.check(); err != nil {
+		return view, err
+	}
+	r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last, after: e.After}
+	if e.Message == nil {
+		l.push(&r)
+		return view, nil
+	}
+	index := func(seq int64) int {
+		return slices.IndexFunc(view, func(mi int64) bool { return l.msg(mi).seq == seq })
+	}
+	switch {
+	case e.Type == EventReplace:
+		f, z := index(e.First), index(e.Last)
+		if f < 0 || z < f {
+			return view, fmt.Errorf("replace anchors %d..%d are not in the view in that order: %w", e.First, e.Last, ErrInvalidLog)
+		}
+		return slices.Replace(view, f, z+1, l.pushMessage(&r, e.Message)), nil
+	case e.After != 0:
+		a := index(e.After)
+		if a < 0 {
+			return view, fmt.Errorf("after %d, which is not in the view: %w", e.After, ErrInvalidLog)
+		}
+		return slices.Insert(view, a+1, l.pushMessage(&r, e.Message)), nil
+	}
+	return append(view, l.pushMessage(&r, e.Message)), nil
+}

@@ -1,0 +1,129 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+// Memory is a [nous.Store] that keeps its logs in memory: the reference
+// backend the suite checks itself with, and a store for tests. It copies
+// what it is given and what it returns. The zero Memory is empty and ready.
+type Memory struct {
+	mu   sync.Mutex
+	logs map[uuid.UUID]*memoryLog
+}
+
+type memoryLog struct {
+	info   nous.LogInfo
+	state  []byte
+	events []json.RawMessage
+}
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory { return &Memory{} }
+
+// Append implements [nous.Store].
+func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[b.Info.ID]
+	switch {
+	case b.After == 0 && ok:
+		return fmt.Errorf("log %s exists, with head %d: %w", b.Info.ID, l.info.Head, nous.ErrConflict)
+	case b.After != 0 && !ok:
+		return fmt.Errorf("log %s: %w", b.Info.ID, nous.ErrNotFound)
+	case ok && l.info.Head != b.After:
+		return fmt.Errorf("log %s: expected head %d, stored head %d: %w", b.Info.ID, b.After, l.info.Head, nous.ErrConflict)
+	case b.Info.Head != b.After+int64(len(b.Events)):
+		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
+	}
+	if !ok {
+		if m.logs == nil {
+			m.logs = map[uuid.UUID]*memoryLog{}
+		}
+		l = &memoryLog{info: b.Info}
+		m.logs[b.Info.ID] = l
+	}
+	for _, e := range b.Events {
+		l.events = append(l.events, bytes.Clone(e))
+	}
+	l.state = bytes.Clone(b.State)
+	l.info.Head, l.info.UpdatedAt = b.Info.Head, b.Info.UpdatedAt
+	return nil
+}
+
+// Read implements [nous.Store].
+func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.LogInfo, []byte, []json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nous.LogInfo{}, nil, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[id]
+	if !ok {
+		return nous.LogInfo{}, nil, nil, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
+	}
+	after = min(max(after, 0), int64(len(l.events)))
+	events := make([]json.RawMessage, 0, int64(len(l.events))-after)
+	for _, e := range l.events[after:] {
+		events = append(events, bytes.Clone(e))
+	}
+	return l.info, bytes.Clone(l.state), events, nil
+}
+
+// List implements [nous.Store].
+func (m *Memory) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.LogInfo, error] {
+	return func(yield func(nous.LogInfo, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nous.LogInfo{}, err)
+			return
+		}
+		m.mu.Lock()
+		infos := make([]nous.LogInfo, 0, len(m.logs))
+		for id, l := range m.logs {
+			if bytes.Compare(id[:], opts.After[:]) > 0 {
+				infos = append(infos, l.info)
+			}
+		}
+		m.mu.Unlock()
+		slices.SortFunc(infos, func(a, b nous.LogInfo) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+		if opts.Limit > 0 && len(infos) > opts.Limit {
+			infos = infos[:opts.Limit]
+		}
+		for _, info := range infos {
+			if err := ctx.Err(); err != nil {
+				yield(nous.LogInfo{}, err)
+				return
+			}
+			if !yield(info, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Delete implements [nous.Store].
+func (m *Memory) Delete(ctx context.Context, id uuid.UUID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.logs[id]; !ok {
+		return fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
+	}
+	delete(m.logs, id)
+	return nil
+}

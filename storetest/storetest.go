@@ -1,0 +1,398 @@
+// Package storetest is the conformance suite of [nous.Store]: every backend
+// runs [Run] against fresh stores of its own, and one that passes works with
+// nous's Save, Load and Refresh. [Memory] is its reference backend.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+// Run runs the suite. open returns a new, empty store for one subtest; the
+// suite does not close it (register a t.Cleanup in open to do so).
+func Run(t *testing.T, open func(t *testing.T) nous.Store) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s nous.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"Incremental", testIncremental},
+		{"Conflict", testConflict},
+		{"NeverSavedConflicts", testNeverSavedConflicts},
+		{"RacingWriters", testRacingWriters},
+		{"Forks", testForks},
+		{"Delete", testDelete},
+		{"List", testList},
+		{"Canceled", testCanceled},
+		{"Idle", testIdle},
+		{"Refresh", testRefresh},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
+	}
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// conversation returns a context of n turns with a bit of everything a
+// store must keep exactly: a NUL in text, a huge number, a secret in the
+// deps, a tool call with arguments kept as sent, a replacement.
+func conversation(t *testing.T, n int) *nous.Context {
+	t.Helper()
+	c := nous.NewContext(nous.WithLogger(quiet), nous.WithSystemPrompt("be brief"),
+		nous.WithDeps(map[string]any{"user": "ada", "api_key": "sk-secret", "big": json.Number("123456789012345678901234567890")}))
+	for i := range n {
+		must(t, c.AddMessage(nous.UserMessage(fmt.Sprintf("question %d \x00 é", i))))
+		must(t, c.LogEvent(nous.EventTurnStart, map[string]any{"turn": i}))
+		call := nous.ToolCall{ID: fmt.Sprint("call_", i), Name: "f", Arguments: json.RawMessage(`{"n": 1.50,  "x":"<y>"}`)}
+		must(t, c.AddMessages(nous.AssistantMessage("", call), nous.ToolMessage(call.ID, "f", "ok")))
+		must(t, c.AddMessage(nous.AssistantMessage(fmt.Sprint("answer ", i))))
+	}
+	if n > 1 {
+		must(t, c.ReplaceMessageRange(0, 3, nous.SystemMessage("summary of turn 0")))
+	}
+	c.AddUsage(nous.Usage{Requests: n, InputTokens: 10 * n})
+	return c
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameContext fails unless got holds what want saved: the same Serialize
+// bytes, byte for byte.
+func sameContext(t *testing.T, want, got *nous.Context) {
+	t.Helper()
+	a, err := want.Serialize()
+	must(t, err)
+	b, err := got.Serialize()
+	must(t, err)
+	if string(a) != string(b) {
+		t.Fatalf("loaded context differs from the saved one:\nsaved  %s\nloaded %s", a, b)
+	}
+}
+
+func testRoundTrip(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 3)
+	must(t, c.Save(ctx, s))
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	sameContext(t, c, got)
+	if _, ok := got.Deps["api_key"]; ok {
+		t.Fatal("a secret was stored")
+	}
+	if _, err := nous.Load(ctx, s, uuid.Must(uuid.NewV7())); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Load of an unknown log: %v, want ErrNotFound", err)
+	}
+}
+
+func testIncremental(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, s))
+	for i := range 5 {
+		must(t, c.AddMessage(nous.UserMessage(fmt.Sprint("more ", i))))
+		c.IncrementIteration()
+		must(t, c.Save(ctx, s))
+		got, err := nous.Load(ctx, s, c.Log().ID())
+		must(t, err)
+		sameContext(t, c, got)
+	}
+	// A loaded context saves on from where it was loaded.
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	must(t, got.AddMessage(nous.AssistantMessage("from the loaded one")))
+	must(t, got.Save(ctx, s))
+	again, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	sameContext(t, got, again)
+}
+
+func testConflict(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, s))
+	a, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	b, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	must(t, a.AddMessage(nous.UserMessage("a's turn")))
+	must(t, b.AddMessage(nous.UserMessage("b's turn")))
+	must(t, a.Save(ctx, s))
+	before, err := b.Serialize()
+	must(t, err)
+	err = b.Save(ctx, s)
+	if !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("second save: %v, want ErrConflict", err)
+	}
+	after, err := b.Serialize()
+	must(t, err)
+	if string(before) != string(after) {
+		t.Fatal("a conflicting save changed the context")
+	}
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	sameContext(t, a, got)
+}
+
+func testNeverSavedConflicts(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, s))
+	data, err := c.Serialize()
+	must(t, err)
+	d, err := nous.DeserializeWithLogger(data, quiet)
+	must(t, err)
+	must(t, d.AddMessage(nous.UserMessage("restored elsewhere")))
+	if err := d.Save(ctx, s); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("save of a context never saved to the store, whose log is there: %v, want ErrConflict", err)
+	}
+}
+
+func testRacingWriters(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := nous.NewContext(nous.WithLogger(quiet))
+	must(t, c.AddMessage(nous.UserMessage("start")))
+	must(t, c.Save(ctx, s))
+	const writers, turns = 8, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for turn := range turns {
+				for {
+					d, err := nous.Load(ctx, s, c.Log().ID())
+					if err != nil {
+						errs <- err
+						return
+					}
+					if err := d.AddMessage(nous.UserMessage(fmt.Sprintf("writer %d turn %d", w, turn))); err != nil {
+						errs <- err
+						return
+					}
+					err = d.Save(ctx, s)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, nous.ErrConflict) {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	events := got.Log().Events()
+	if len(events) != 1+writers*turns {
+		t.Fatalf("%d events stored, want %d", len(events), 1+writers*turns)
+	}
+	seen := map[string]bool{}
+	for i, e := range events {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+		if seen[e.Message.Content] {
+			t.Fatalf("%q stored twice", e.Message.Content)
+		}
+		seen[e.Message.Content] = true
+	}
+}
+
+func testForks(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	for _, parentFirst := range []bool{true, false} {
+		c := conversation(t, 2)
+		fork := c.Clone()
+		must(t, fork.AddMessage(nous.UserMessage("the fork's own")))
+		if parentFirst {
+			must(t, c.Save(ctx, s))
+			must(t, fork.Save(ctx, s))
+		} else {
+			must(t, fork.Save(ctx, s))
+			must(t, c.Save(ctx, s))
+		}
+		// Whatever happens to the parent, the fork loads as saved.
+		must(t, c.AddMessage(nous.UserMessage("the parent goes on")))
+		must(t, c.Save(ctx, s))
+		must(t, s.Delete(ctx, c.Log().ID()))
+		got, err := nous.Load(ctx, s, fork.Log().ID())
+		must(t, err)
+		sameContext(t, fork, got)
+		pid, seq, ok := got.Log().Parent()
+		if wantID, wantSeq, _ := fork.Log().Parent(); !ok || pid != wantID || seq != wantSeq {
+			t.Fatalf("loaded fork's parent %v %d %v, want %v %d", pid, seq, ok, wantID, wantSeq)
+		}
+	}
+}
+
+func testDelete(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	a, b := conversation(t, 1), conversation(t, 1)
+	must(t, a.Save(ctx, s))
+	must(t, b.Save(ctx, s))
+	must(t, s.Delete(ctx, a.Log().ID()))
+	if _, err := nous.Load(ctx, s, a.Log().ID()); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Load after Delete: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, a.Log().ID()); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Delete of a deleted log: %v, want ErrNotFound", err)
+	}
+	got, err := nous.Load(ctx, s, b.Log().ID())
+	must(t, err)
+	sameContext(t, b, got)
+	must(t, a.AddMessage(nous.UserMessage("after the delete")))
+	if err := a.Save(ctx, s); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Save of a deleted log: %v, want ErrNotFound", err)
+	}
+}
+
+func testList(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	var ids []uuid.UUID
+	var head int64
+	for range 5 {
+		c := conversation(t, 1)
+		must(t, c.Save(ctx, s))
+		ids, head = append(ids, c.Log().ID()), int64(c.Log().Len())
+		time.Sleep(2 * time.Millisecond) // distinct UUID v7 times, for CreatedAt
+	}
+	list := func(opts nous.ListOptions) []nous.LogInfo {
+		var out []nous.LogInfo
+		for info, err := range s.List(ctx, opts) {
+			must(t, err)
+			out = append(out, info)
+		}
+		return out
+	}
+	all := list(nous.ListOptions{})
+	if len(all) != 5 {
+		t.Fatalf("List gave %d logs, want 5", len(all))
+	}
+	for i, info := range all {
+		if info.ID != ids[i] {
+			t.Fatalf("List[%d] = %v, want %v (ID order)", i, info.ID, ids[i])
+		}
+		if info.Head != head || info.UpdatedAt.IsZero() || info.CreatedAt.IsZero() {
+			t.Fatalf("List[%d] = %+v: head or times wrong", i, info)
+		}
+	}
+	page := list(nous.ListOptions{After: ids[1], Limit: 2})
+	if len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[3] {
+		t.Fatalf("List after %v limit 2 = %v", ids[1], page)
+	}
+}
+
+func testCanceled(t *testing.T, s nous.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := conversation(t, 1)
+	if err := c.Save(ctx, s); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Save with a canceled ctx: %v", err)
+	}
+	if err := c.Save(context.Background(), s); err != nil {
+		t.Fatalf("Save after a canceled one: %v (nothing must have been stored)", err)
+	}
+	if _, err := nous.Load(ctx, s, c.Log().ID()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load with a canceled ctx: %v", err)
+	}
+	if err := s.Delete(ctx, c.Log().ID()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Delete with a canceled ctx: %v", err)
+	}
+	for _, err := range s.List(ctx, nous.ListOptions{}) {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("List with a canceled ctx: %v", err)
+		}
+	}
+	// Idle, with a done ctx, a save still says so.
+	if err := c.Save(ctx, s); !errors.Is(err, context.Canceled) {
+		t.Fatalf("idle Save with a canceled ctx: %v", err)
+	}
+}
+
+// counting counts the appends that reach a store.
+type counting struct {
+	nous.Store
+	appends int
+}
+
+func (c *counting) Append(ctx context.Context, b nous.Batch) error {
+	c.appends++
+	return c.Store.Append(ctx, b)
+}
+
+func testIdle(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	cs := &counting{Store: s}
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, cs))
+	must(t, c.Save(ctx, cs))
+	c.SetSystemPromptOverlay("not state")
+	c.Notify = func(string, any) {}
+	must(t, c.Save(ctx, cs))
+	if cs.appends != 1 {
+		t.Fatalf("%d appends for one save and two with nothing new", cs.appends)
+	}
+	c.MaxIterations++ // state changed: saved
+	must(t, c.Save(ctx, cs))
+	if cs.appends != 2 {
+		t.Fatalf("a change of state was not saved")
+	}
+}
+
+func testRefresh(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 2)
+	must(t, c.Save(ctx, s))
+	a, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	b, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+
+	must(t, b.Refresh(ctx, s)) // nothing new: unchanged
+	sameContext(t, a, b)
+
+	must(t, a.AddMessage(nous.UserMessage("a goes on")))
+	must(t, a.ReplaceMessage(0, nous.SystemMessage("a compacts again")))
+	a.Deps["topic"] = "refresh"
+	must(t, a.Save(ctx, s))
+	must(t, b.Refresh(ctx, s))
+	sameContext(t, a, b)
+
+	// Unsaved changes and a store that moved on: a conflict, b unchanged.
+	must(t, a.AddMessage(nous.UserMessage("a again")))
+	must(t, a.Save(ctx, s))
+	must(t, b.AddMessage(nous.UserMessage("b's own")))
+	before, err := b.Serialize()
+	must(t, err)
+	if err := b.Refresh(ctx, s); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("Refresh with unsaved changes: %v, want ErrConflict", err)
+	}
+	after, err := b.Serialize()
+	must(t, err)
+	if string(before) != string(after) {
+		t.Fatal("a refused Refresh changed the context")
+	}
+}
