@@ -1,0 +1,416 @@
+// Package filestore is the embedded [nous.Store]: a directory with one file
+// per log, appended one frame per save, each frame with a length and a
+// checksum, and fsynced before a save returns.
+//
+// Only one process opens a directory at a time ([ErrLocked] for another).
+// A crash in the middle of a save leaves a torn last frame, which the next
+// Open cuts off: the log holds every save that returned nil. Damage anywhere
+// else is an error wrapping [nous.ErrCorrupt]. FORMAT.md specifies the
+// files.
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+// ErrLocked reports a directory another process holds open.
+var ErrLocked = errors.New("filestore: directory is locked by another process")
+
+// Option configures [Open].
+type Option func(*options)
+
+type options struct {
+	noSync bool
+}
+
+// WithoutSync skips fsync: a save returns once the bytes are written, and a
+// power loss may lose it. For tests and throwaway data only.
+func WithoutSync() Option { return func(o *options) { o.noSync = true } }
+
+// Store is the file store. Its methods are safe for concurrent use.
+type Store struct {
+	dir    string
+	opts   options
+	unlock func() error
+
+	mu      sync.Mutex
+	logs    map[uuid.UUID]*entry
+	closed  bool
+	changed map[uuid.UUID]chan struct{} // closed and replaced when a log changes, for Watch
+}
+
+// entry is a log the store has read: what its file holds, or why it cannot
+// be used.
+type entry struct {
+	file     logFile
+	poisoned error // a write or fsync failed: the file's end is unknown until Open again
+}
+
+const suffix = ".log"
+
+// Open opens the store in dir, creating dir when it does not exist, and
+// locks it: a second Open of dir, from another process, fails with an error
+// wrapping [ErrLocked] until Close.
+func Open(dir string, opts ...Option) (*Store, error) {
+	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}}
+	for _, o := range opts {
+		if o != nil {
+			o(&s.opts)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
+	}
+	unlock, err := lock(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
+	}
+	s.unlock = unlock
+	return s, nil
+}
+
+// Close releases the directory. The store must not be used afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, ch := range s.changed {
+		close(ch)
+	}
+	return s.unlock()
+}
+
+func (s *Store) path(id uuid.UUID) string { return filepath.Join(s.dir, id.String()+suffix) }
+
+// load returns the entry of log id, reading its file the first time, and
+// nil when the store does not hold the log. s.mu is held.
+func (s *Store) load(id uuid.UUID) (*entry, error) {
+	if s.closed {
+		return nil, errors.New("filestore: the store is closed")
+	}
+	if e, ok := s.logs[id]; ok {
+		if e.poisoned != nil {
+			return nil, fmt.Errorf("filestore: log %s: an earlier write failed (%v); open the store again", id, e.poisoned)
+		}
+		return e, nil
+	}
+	b, err := os.ReadFile(s.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	lf, err := parseLog(b)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if lf.info.ID == uuid.Nil { // cut before its first frame: never created
+		if err := os.Remove(s.path(id)); err != nil {
+			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		return nil, nil
+	}
+	if lf.info.ID != id {
+		return nil, fmt.Errorf("filestore: log %s: the file holds log %s: %w", id, lf.info.ID, nous.ErrCorrupt)
+	}
+	if lf.torn {
+		if err := s.cut(id, lf.good); err != nil {
+			return nil, err
+		}
+	}
+	e := &entry{file: lf}
+	s.logs[id] = e
+	return e, nil
+}
+
+// cut truncates the file of log id to n bytes, cutting a torn last frame.
+func (s *Store) cut(id uuid.UUID, n int64) error {
+	f, err := os.OpenFile(s.path(id), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("filestore: log %s: cut a torn frame: %w", id, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(n); err != nil {
+		return fmt.Errorf("filestore: log %s: cut a torn frame: %w", id, err)
+	}
+	if !s.opts.noSync {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("filestore: log %s: cut a torn frame: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Append implements [nous.Store]: one frame, written and fsynced before it
+// returns.
+func (s *Store) Append(ctx context.Context, b nous.Batch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	id := b.Info.ID
+	if b.Info.Head != b.After+int64(len(b.Events)) {
+		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case b.After == 0 && e != nil:
+		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
+	case b.After != 0 && e == nil:
+		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	case e != nil && e.file.info.Head != b.After:
+		return fmt.Errorf("filestore: log %s: expected head %d, stored head %d: %w", id, b.After, e.file.info.Head, nous.ErrConflict)
+	}
+	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
+	buf := appendFrame([]byte(magic), &f)
+	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
+		return err
+	}
+	if e == nil {
+		if err := s.create(id, buf); err != nil {
+			return err
+		}
+		e = &entry{file: logFile{good: int64(len(magic))}}
+		s.logs[id] = e
+	} else if err := s.write(id, buf[len(magic):]); err != nil {
+		e.poisoned = err
+		return err
+	}
+	if err := e.file.add(&frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: cloneEvents(b.Events)}); err != nil {
+		return err
+	}
+	e.file.good += int64(len(buf) - len(magic))
+	s.notify(id)
+	return nil
+}
+
+func cloneEvents(events []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(events))
+	for i, e := range events {
+		out[i] = bytes.Clone(e)
+	}
+	return out
+}
+
+// create writes a new log file: to a temporary file, fsynced, renamed into
+// place, and the directory fsynced, so that the log appears whole or not at
+// all.
+func (s *Store) create(id uuid.UUID, content []byte) error {
+	tmp := s.path(id) + ".tmp"
+	if err := s.writeFile(tmp, content); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if err := os.Rename(tmp, s.path(id)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	return s.syncDir()
+}
+
+func (s *Store) writeFile(name string, content []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return err
+	}
+	if !s.opts.noSync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// write appends a frame to the file of log id and fsyncs it.
+func (s *Store) write(id uuid.UUID, frame []byte) error {
+	f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if _, err := f.Write(frame); err != nil {
+		f.Close()
+		return fmt.Errorf("filestore: log %s: write: %w", id, err)
+	}
+	if !s.opts.noSync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("filestore: log %s: fsync: %w", id, err)
+		}
+	}
+	return f.Close()
+}
+
+func (s *Store) syncDir() error {
+	if s.opts.noSync {
+		return nil
+	}
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return fmt.Errorf("filestore: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("filestore: fsync %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Read implements [nous.Store].
+func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.LogInfo, []byte, []json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nous.LogInfo{}, nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.load(id)
+	if err != nil {
+		return nous.LogInfo{}, nil, nil, err
+	}
+	if e == nil {
+		return nous.LogInfo{}, nil, nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	}
+	// The first stored seq of a fork's file is 1, like any log's.
+	after = min(max(after, 0), int64(len(e.file.events)))
+	return e.file.info, bytes.Clone(e.file.state), cloneEvents(e.file.events[after:]), nil
+}
+
+// List implements [nous.Store].
+func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.LogInfo, error] {
+	return func(yield func(nous.LogInfo, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nous.LogInfo{}, err)
+			return
+		}
+		names, err := os.ReadDir(s.dir)
+		if err != nil {
+			yield(nous.LogInfo{}, fmt.Errorf("filestore: %w", err))
+			return
+		}
+		var ids []uuid.UUID
+		for _, n := range names {
+			name, ok := strings.CutSuffix(n.Name(), suffix)
+			if id, err := uuid.Parse(name); ok && err == nil && bytes.Compare(id[:], opts.After[:]) > 0 {
+				ids = append(ids, id)
+			}
+		}
+		slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+		n := 0
+		for _, id := range ids {
+			if opts.Limit > 0 && n == opts.Limit {
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				yield(nous.LogInfo{}, err)
+				return
+			}
+			s.mu.Lock()
+			e, err := s.load(id)
+			var info nous.LogInfo
+			if e != nil {
+				info = e.file.info
+			}
+			s.mu.Unlock()
+			if e == nil && err == nil {
+				continue // deleted, or never whole
+			}
+			n++
+			if !yield(info, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Delete implements [nous.Store].
+func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	}
+	if err := os.Remove(s.path(id)); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	delete(s.logs, id)
+	s.notify(id)
+	return s.syncDir()
+}
+
+// notify wakes the watchers of log id. s.mu is held.
+func (s *Store) notify(id uuid.UUID) {
+	if ch, ok := s.changed[id]; ok {
+		close(ch)
+		delete(s.changed, id)
+	}
+}
+
+// Watch implements [nous.Watcher] for the saves made through s.
+func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[nous.Event, error] {
+	return func(yield func(nous.Event, error) bool) {
+		for {
+			s.mu.Lock()
+			ch, ok := s.changed[id]
+			if !ok && !s.closed {
+				ch = make(chan struct{})
+				s.changed[id] = ch
+			}
+			s.mu.Unlock()
+			_, _, raw, err := s.Read(ctx, id, after)
+			if err != nil {
+				yield(nous.Event{}, err)
+				return
+			}
+			for _, b := range raw {
+				var e nous.Event
+				if err := json.Unmarshal(b, &e); err != nil {
+					yield(nous.Event{}, fmt.Errorf("filestore: log %s: event %d: %v: %w", id, after+1, err, nous.ErrCorrupt))
+					return
+				}
+				after = e.Seq
+				if !yield(e, nil) {
+					return
+				}
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				yield(nous.Event{}, ctx.Err())
+				return
+			}
+		}
+	}
+}

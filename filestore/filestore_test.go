@@ -1,0 +1,264 @@
+package filestore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/filestore"
+	"github.com/nous-go/nous/storetest"
+)
+
+func open(t *testing.T, dir string, opts ...filestore.Option) *filestore.Store {
+	t.Helper()
+	s, err := filestore.Open(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) nous.Store { return open(t, t.TempDir()) })
+}
+
+func TestConformanceWithoutSync(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) nous.Store { return open(t, t.TempDir(), filestore.WithoutSync()) })
+}
+
+// saves returns a context saved n times, and the bytes of its log file
+// after each save.
+func saves(t *testing.T, dir string, n int) (*nous.Context, [][]byte, []string) {
+	t.Helper()
+	s := open(t, dir, filestore.WithoutSync())
+	c := nous.NewContext()
+	var files [][]byte
+	var docs []string
+	for i := range n {
+		if err := c.AddMessage(nous.UserMessage(fmt.Sprintf("turn %d \x00", i))); err != nil {
+			t.Fatal(err)
+		}
+		c.IncrementIteration()
+		if err := c.Save(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, c.Log().ID().String()+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, b)
+		doc, err := c.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(doc))
+	}
+	s.Close()
+	return c, files, docs
+}
+
+// Cutting the log file at every byte offset, then opening and loading,
+// gives the context of the last save whose bytes are all there, and a
+// later save works.
+func TestTruncatedAtEveryOffset(t *testing.T) {
+	c, files, docs := saves(t, t.TempDir(), 4)
+	id := c.Log().ID()
+	full := files[len(files)-1]
+	for cut := 0; cut <= len(full); cut++ {
+		dir := t.TempDir()
+		name := filepath.Join(dir, id.String()+".log")
+		if err := os.WriteFile(name, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := open(t, dir, filestore.WithoutSync())
+		want := -1 // the last save wholly present
+		for i, f := range files {
+			if len(f) <= cut {
+				want = i
+			}
+		}
+		got, err := nous.Load(context.Background(), s, id)
+		if want < 0 {
+			if !errors.Is(err, nous.ErrNotFound) {
+				t.Fatalf("cut at %d, before the first save ended: %v, want ErrNotFound", cut, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		doc, err := got.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(doc) != docs[want] {
+			t.Fatalf("cut at %d: loaded a context that is not save %d", cut, want)
+		}
+		if err := got.AddMessage(nous.UserMessage("after the crash")); err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Save(context.Background(), s); err != nil {
+			t.Fatalf("cut at %d: a save after recovery: %v", cut, err)
+		}
+		if _, err := nous.Load(context.Background(), s, id); err != nil {
+			t.Fatalf("cut at %d: load after the save: %v", cut, err)
+		}
+	}
+}
+
+// Flipping any byte of a log file gives ErrCorrupt or a torn-tail cut to an
+// earlier save, never another context.
+func TestEveryByteFlipped(t *testing.T) {
+	c, files, docs := saves(t, t.TempDir(), 3)
+	id := c.Log().ID()
+	full := files[len(files)-1]
+	for i := range full {
+		dir := t.TempDir()
+		b := append([]byte(nil), full...)
+		b[i] ^= 0x41
+		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := open(t, dir, filestore.WithoutSync())
+		got, err := nous.Load(context.Background(), s, id)
+		switch {
+		case errors.Is(err, nous.ErrCorrupt), errors.Is(err, nous.ErrNotFound):
+			continue
+		case err != nil:
+			t.Fatalf("flip at %d: %v, want ErrCorrupt or a cut", i, err)
+		}
+		doc, err := got.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		known := false
+		for _, d := range docs {
+			known = known || string(doc) == d
+		}
+		if !known {
+			t.Fatalf("flip at %d: loaded a context no save made", i)
+		}
+	}
+}
+
+// A second Open of a held directory, from another process, fails with
+// ErrLocked; once the first closes, it opens.
+func TestLocked(t *testing.T) {
+	if os.Getenv("NOUS_FILESTORE_LOCK_CHILD") != "" {
+		_, err := filestore.Open(os.Getenv("NOUS_FILESTORE_LOCK_CHILD"))
+		if errors.Is(err, filestore.ErrLocked) {
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := func() int {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLocked$")
+		cmd.Env = append(os.Environ(), "NOUS_FILESTORE_LOCK_CHILD="+dir)
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+	if code := child(); code != 3 {
+		t.Fatalf("a second process opened a held directory (exit %d)", code)
+	}
+	s.Close()
+	if code := child(); code != 0 {
+		t.Fatalf("a second process could not open a released directory (exit %d)", code)
+	}
+}
+
+// Watch yields what is stored, then every later save, then ctx's error.
+func TestWatch(t *testing.T) {
+	s := open(t, t.TempDir(), filestore.WithoutSync())
+	c := nous.NewContext()
+	if err := c.AddMessage(nous.UserMessage("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		for _, text := range []string{"two", "three"} {
+			time.Sleep(10 * time.Millisecond)
+			if err := c.AddMessage(nous.UserMessage(text)); err != nil {
+				panic(err)
+			}
+			if err := c.Save(context.Background(), s); err != nil {
+				panic(err)
+			}
+		}
+	}()
+	var got []string
+	for e, err := range s.Watch(ctx, c.Log().ID(), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.Message.Content)
+		if len(got) == 3 {
+			cancel()
+			break
+		}
+	}
+	if fmt.Sprint(got) != "[one two three]" {
+		t.Fatalf("watched %v", got)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	var last error
+	for _, err := range s.Watch(ctx, c.Log().ID(), 3) {
+		last = err
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Fatalf("Watch ended with %v, want ctx's error", last)
+	}
+}
+
+// A reopened store holds what was saved.
+func TestReopen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nous.NewContext()
+	if err := c.AddMessage(nous.UserMessage("kept")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, dir)
+	got, err := nous.Load(context.Background(), s, c.Log().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := got.LastMessage(); m.Content != "kept" {
+		t.Fatalf("reopened: %q", m.Content)
+	}
+	if _, err := nous.Load(context.Background(), s, uuid.Must(uuid.NewV7())); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatal(err)
+	}
+}

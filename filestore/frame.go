@@ -1,0 +1,219 @@
+package filestore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+// The on-disk format, version 1 (FORMAT.md, "The file store"): a log file
+// starts with the 8 bytes of magic, then holds one frame per save:
+//
+//	length  uint32, big-endian: the number of bytes of the payload
+//	crc     uint32, big-endian: CRC-32C (Castagnoli) of the payload
+//	payload the batch
+//
+// and a payload is, all integers big-endian:
+//
+//	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
+//	after int64, head int64, updated at int64 (Unix ns),
+//	state length uint32, state,
+//	event count uint32, then per event: length uint32, the event's JSON.
+const magic = "NOUSLOG\x01"
+
+const frameHeader = 8
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errTorn reports a frame cut short: the end of the file comes inside it.
+var errTorn = errors.New("torn frame")
+
+// frame is one save, as a log file holds it.
+type frame struct {
+	info   nous.LogInfo
+	after  int64
+	state  []byte
+	events []json.RawMessage
+}
+
+// appendFrame appends the encoding of f to dst.
+func appendFrame(dst []byte, f *frame) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, frameHeader)...)
+	dst = append(dst, f.info.ID[:]...)
+	dst = append(dst, f.info.Parent[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.ForkSeq))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.CreatedAt.UnixNano()))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.after))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Head))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
+	dst = append(dst, f.state...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.events)))
+	for _, e := range f.events {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(e)))
+		dst = append(dst, e...)
+	}
+	payload := dst[start+frameHeader:]
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(payload)))
+	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
+	return dst
+}
+
+// readFrame decodes the frame at the start of b and returns it with its
+// length in bytes. A frame that b ends inside is errTorn; one whose
+// checksum or layout is wrong, another error.
+func readFrame(b []byte) (frame, int, error) {
+	if len(b) < frameHeader {
+		return frame{}, 0, errTorn
+	}
+	n := int64(binary.BigEndian.Uint32(b))
+	if int64(len(b)-frameHeader) < n {
+		return frame{}, 0, errTorn
+	}
+	payload := b[frameHeader : frameHeader+n]
+	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(b[4:]) {
+		return frame{}, 0, errors.New("checksum mismatch")
+	}
+	f, err := decodePayload(payload)
+	return f, frameHeader + int(n), err
+}
+
+// decodePayload decodes a payload whose checksum was checked.
+func decodePayload(p []byte) (frame, error) {
+	var f frame
+	r := reader{b: p}
+	copy(f.info.ID[:], r.next(16))
+	copy(f.info.Parent[:], r.next(16))
+	f.info.ForkSeq = r.int64()
+	f.info.CreatedAt = unixNano(r.int64())
+	f.after = r.int64()
+	f.info.Head = r.int64()
+	f.info.UpdatedAt = unixNano(r.int64())
+	f.state = r.next(int(r.uint32()))
+	count := r.uint32()
+	for i := uint32(0); i < count && r.err == nil; i++ {
+		f.events = append(f.events, json.RawMessage(r.next(int(r.uint32()))))
+	}
+	switch {
+	case r.err != nil:
+		return frame{}, r.err
+	case len(r.b) != 0:
+		return frame{}, fmt.Errorf("%d bytes after the last event", len(r.b))
+	case f.info.ID == uuid.Nil:
+		return frame{}, errors.New("no log ID")
+	case f.after < 0 || f.info.Head != f.after+int64(len(f.events)):
+		return frame{}, fmt.Errorf("head %d after %d with %d events", f.info.Head, f.after, len(f.events))
+	}
+	return f, nil
+}
+
+func unixNano(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// reader reads a payload; the first short read sets err and every read
+// after it returns zeros.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) next(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b) {
+		if r.err == nil {
+			r.err = fmt.Errorf("a field of %d bytes where %d remain", n, len(r.b))
+		}
+		return nil
+	}
+	out := r.b[:n:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *reader) uint32() uint32 {
+	if b := r.next(4); b != nil {
+		return binary.BigEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (r *reader) int64() int64 {
+	if b := r.next(8); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
+	}
+	return 0
+}
+
+// logFile is what a log file holds: its frames, checked, in order, and the
+// length of its good prefix.
+type logFile struct {
+	info   nous.LogInfo
+	state  []byte
+	events []json.RawMessage
+	good   int64 // bytes of the file that hold whole frames
+	torn   bool  // the file goes on past good: a torn last frame
+}
+
+// parseLog checks and decodes the content of a log file. A torn last frame
+// is cut off (torn true); damage anywhere else is an error wrapping
+// nous.ErrCorrupt that names the offset. A file holding no whole frame
+// holds no log: info.ID is uuid.Nil.
+func parseLog(b []byte) (logFile, error) {
+	var lf logFile
+	if len(b) < len(magic) {
+		lf.torn = len(b) > 0
+		return lf, nil // a file cut before its first frame: no log
+	}
+	if string(b[:len(magic)]) != magic {
+		return lf, fmt.Errorf("not a log file of version 1 (magic %q): %w", b[:len(magic)], nous.ErrCorrupt)
+	}
+	off := int64(len(magic))
+	lf.good = off
+	for off < int64(len(b)) {
+		f, n, err := readFrame(b[off:])
+		if errors.Is(err, errTorn) || (err != nil && off+int64(frameLen(b[off:])) >= int64(len(b))) {
+			lf.torn = true // the last frame: a crash cut its write short
+			break
+		}
+		if err != nil {
+			return lf, fmt.Errorf("frame at offset %d: %v: %w", off, err, nous.ErrCorrupt)
+		}
+		if err := lf.add(&f); err != nil {
+			return lf, fmt.Errorf("frame at offset %d: %v: %w", off, err, nous.ErrCorrupt)
+		}
+		off += int64(n)
+		lf.good = off
+	}
+	return lf, nil
+}
+
+// frameLen returns the length a frame at the start of b claims, header
+// included, or 0 when b is too short to say.
+func frameLen(b []byte) int {
+	if len(b) < frameHeader {
+		return 0
+	}
+	return frameHeader + int(binary.BigEndian.Uint32(b))
+}
+
+// add appends frame f to lf, checking that it continues it.
+func (lf *logFile) add(f *frame) error {
+	if lf.info.ID == uuid.Nil {
+		if f.after != 0 {
+			return fmt.Errorf("the first frame starts after seq %d", f.after)
+		}
+		lf.info = f.info
+	} else if f.info.ID != lf.info.ID || f.after != lf.info.Head {
+		return fmt.Errorf("a frame of log %s after seq %d in log %s at seq %d", f.info.ID, f.after, lf.info.ID, lf.info.Head)
+	}
+	lf.info.Head, lf.info.UpdatedAt = f.info.Head, f.info.UpdatedAt
+	lf.state = f.state
+	lf.events = append(lf.events, f.events...)
+	return nil
+}

@@ -1,0 +1,68 @@
+package filestore
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+func testFile() []byte {
+	id := uuid.Must(uuid.NewV7())
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	b := []byte(magic)
+	b = appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 2, CreatedAt: at, UpdatedAt: at}, state: []byte(`{"version":2}`),
+		events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}})
+	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
+		events: []json.RawMessage{[]byte(`{"seq":3}`)}})
+}
+
+// FuzzParseLog: any file content gives a log, a torn cut or ErrCorrupt,
+// never a panic; a log read back writes the same frames again.
+func FuzzParseLog(f *testing.F) {
+	full := testFile()
+	f.Add(full)
+	f.Add(full[:len(full)-3])
+	f.Add([]byte(magic))
+	f.Add([]byte("NOUSLOG\x02"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lf, err := parseLog(b)
+		if err != nil {
+			if !errors.Is(err, nous.ErrCorrupt) {
+				t.Fatalf("error %v without ErrCorrupt", err)
+			}
+			return
+		}
+		if lf.good > int64(len(b)) || (!lf.torn && lf.good != int64(len(b)) && len(b) >= len(magic)) {
+			t.Fatalf("good prefix %d of %d bytes, torn %v", lf.good, len(b), lf.torn)
+		}
+		if int64(len(lf.events)) != lf.info.Head && lf.info.ID != uuid.Nil {
+			t.Fatalf("%d events for head %d", len(lf.events), lf.info.Head)
+		}
+		again, err := parseLog(b[:lf.good])
+		if err != nil || again.torn || again.info != lf.info || len(again.events) != len(lf.events) {
+			t.Fatalf("the good prefix does not read back alone: %v", err)
+		}
+	})
+}
+
+func TestParseLog(t *testing.T) {
+	full := testFile()
+	lf, err := parseLog(full)
+	if err != nil || lf.torn || lf.info.Head != 3 || len(lf.events) != 3 || string(lf.state) != "{}" {
+		t.Fatalf("%+v, %v", lf, err)
+	}
+	// A frame of another log in the middle is corruption.
+	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4}, after: 3, events: []json.RawMessage{[]byte(`{}`)}})
+	b := append(append(append([]byte(nil), full...), other...), full[len(magic):len(magic)+8]...)
+	if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("a frame of another log: %v", err)
+	}
+	if _, err := parseLog([]byte("NOTALOG!rest")); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("wrong magic: %v", err)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix && !windows
+
+package filestore
+
+// lock does not lock on this platform: only one process must open a
+// directory.
+func lock(string) (func() error, error) { return func() error { return nil }, nil }
