@@ -1,19 +1,34 @@
 // Command quickstart runs a scripted agent loop against a fake model, to show
 // the pieces of nous working together: messages that become events, a tool
 // that returns a ContextUpdate, compaction that replaces without deleting, the
-// system-prompt overlay, and the log behind the transcript.
+// system-prompt overlay, the log behind the transcript, and a session kept in
+// the embedded file store, which a second run resumes.
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/filestore"
 )
 
 func main() {
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "nous-quickstart"), "the directory of the file store that keeps the session")
+	flag.Parse()
+	store, err := filestore.Open(*dir)
+	check(err)
+	defer store.Close()
+	if resume(store, *dir) {
+		return
+	}
+
 	c := nous.NewContext(
 		nous.WithSystemPrompt("You are a concise weather assistant."),
 		nous.WithAgentName("weather"),
@@ -67,6 +82,37 @@ func main() {
 	runLoop(restored)
 	last, _ = restored.LastMessage()
 	fmt.Printf("final: %s\n", last.Content)
+
+	// Keep the session: the first save writes the whole log, later ones
+	// only what is new.
+	check(restored.Save(context.Background(), store))
+	fmt.Printf("\nsaved session %s in %s: run again to resume it\n", restored.Log().ID(), *dir)
+}
+
+// resume loads the session a previous run saved in store, if there is one,
+// runs one more turn on it and saves what is new. It reports whether it did.
+func resume(store *filestore.Store, dir string) bool {
+	ctx := context.Background()
+	var last *nous.LogInfo
+	for info, err := range store.List(ctx, nous.ListOptions{}) {
+		check(err)
+		last = &info
+	}
+	if last == nil {
+		return false
+	}
+	c, err := nous.Load(ctx, store, last.ID)
+	check(err)
+	fmt.Printf("resumed session %s from %s: %d events, %d messages, saved %s\n",
+		last.ID, dir, c.Log().Len(), c.Len(), last.UpdatedAt.Format("2006-01-02 15:04:05"))
+	before := c.Log().Len()
+	check(c.AddMessage(nous.UserMessage("And in Rome, once more?")))
+	runLoop(c)
+	answer, _ := c.LastMessage()
+	fmt.Printf("final: %s\n", answer.Content)
+	check(c.Save(ctx, store))
+	fmt.Printf("saved %d new events (the log now has %d)\n", c.Log().Len()-before, c.Log().Len())
+	return true
 }
 
 // runLoop calls the model until it stops asking for tools, running the tools
