@@ -47,6 +47,10 @@ type Store struct {
 	opts   options
 	unlock func() error
 
+	// fault, when set by a test, is asked before each write and fsync of a
+	// frame; an error fails it (a write then writes half the frame).
+	fault func(op string) error
+
 	mu      sync.Mutex
 	logs    map[uuid.UUID]*entry
 	closed  bool
@@ -254,17 +258,38 @@ func (s *Store) write(id uuid.UUID, frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
+	if err := s.injected("write"); err != nil {
+		f.Write(frame[:len(frame)/2])
+		f.Close()
+		return fmt.Errorf("filestore: log %s: write: %w", id, err)
+	}
 	if _, err := f.Write(frame); err != nil {
 		f.Close()
 		return fmt.Errorf("filestore: log %s: write: %w", id, err)
 	}
 	if !s.opts.noSync {
-		if err := f.Sync(); err != nil {
+		if err := orElse(s.injected("sync"), f.Sync); err != nil {
 			f.Close()
 			return fmt.Errorf("filestore: log %s: fsync: %w", id, err)
 		}
 	}
 	return f.Close()
+}
+
+// injected returns the fault a test injects for op, or nil.
+func (s *Store) injected(op string) error {
+	if s.fault == nil {
+		return nil
+	}
+	return s.fault(op)
+}
+
+// orElse returns err, or when it is nil, what f returns.
+func orElse(err error, f func() error) error {
+	if err != nil {
+		return err
+	}
+	return f()
 }
 
 func (s *Store) syncDir() error {
