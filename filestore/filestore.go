@@ -210,10 +210,17 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	return nil
 }
 
+// cloneEvents copies events into one block of memory.
 func cloneEvents(events []json.RawMessage) []json.RawMessage {
+	n := 0
+	for _, e := range events {
+		n += len(e)
+	}
+	block := make([]byte, 0, n)
 	out := make([]json.RawMessage, len(events))
 	for i, e := range events {
-		out[i] = bytes.Clone(e)
+		block = append(block, e...)
+		out[i] = block[len(block)-len(e) : len(block) : len(block)]
 	}
 	return out
 }

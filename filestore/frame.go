@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,6 +46,11 @@ type frame struct {
 
 // appendFrame appends the encoding of f to dst.
 func appendFrame(dst []byte, f *frame) []byte {
+	size := frameHeader + 16 + 16 + 5*8 + 4 + len(f.state) + 4
+	for _, e := range f.events {
+		size += 4 + len(e)
+	}
+	dst = slices.Grow(dst, size)
 	start := len(dst)
 	dst = append(dst, make([]byte, frameHeader)...)
 	dst = append(dst, f.info.ID[:]...)
