@@ -18,6 +18,7 @@ type LogInfo struct {
 	Parent    uuid.UUID // uuid.Nil unless the log is a fork
 	ForkSeq   int64     // the parent's seq it forked at; 0 unless a fork
 	Head      int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
+	Revision  int64     // the number of batches stored: every save adds one, one that changes only the state too
 	CreatedAt time.Time // when the log's context was created (the time in its UUID v7)
 	UpdatedAt time.Time // time of the last save
 }
@@ -33,8 +34,9 @@ type ListOptions struct {
 // whole or not at all.
 type Batch struct {
 	// Info names the log and says, for its first batch, what it is: ID,
-	// Parent and ForkSeq, CreatedAt. Head is After + len(Events);
-	// UpdatedAt the time of the save.
+	// Parent and ForkSeq, CreatedAt. Head is After + len(Events), Revision
+	// the stored revision the saver expects plus one; UpdatedAt the time of
+	// the save.
 	Info LogInfo
 	// After is the stored head the saver expects: 0 for a log the store
 	// must not hold yet.
@@ -62,14 +64,15 @@ type Batch struct {
 // this package.
 type Store interface {
 	// Append stores b atomically, if the stored head of log b.Info.ID is
-	// still b.After: it appends b.Events, replaces the state with b.State
-	// and sets the head to b.Info.Head and the update time to
-	// b.Info.UpdatedAt. With b.After 0 it creates the log, with b.Info's
-	// identity, and fails if the log exists. A head that moved on, or a
-	// log that exists when b.After is 0, is an error wrapping
-	// [ErrConflict] that names the log, the expected and the stored head;
-	// a log that does not exist when b.After is not 0, one wrapping
-	// [ErrNotFound]. On error the store is unchanged.
+	// still b.After and its revision still b.Info.Revision-1: it appends
+	// b.Events, replaces the state with b.State and sets the head, the
+	// revision and the update time to b.Info's. With b.Info.Revision 1 it
+	// creates the log, with b.Info's identity, and fails if the log
+	// exists. A head or revision that moved on, or a log that exists when
+	// it is created, is an error wrapping [ErrConflict] that names the
+	// log, the expected and the stored head and revision;
+	// a log that does not exist when b.Info.Revision is above 1, one
+	// wrapping [ErrNotFound]. On error the store is unchanged.
 	Append(ctx context.Context, b Batch) error
 	// Read returns the info and state document of log id, and its events
 	// after seq after, in order, each the bytes Append was given. A log
@@ -98,8 +101,9 @@ type Watcher interface {
 // savedAt is what a context remembers of the store it was last loaded,
 // saved or refreshed with.
 type savedAt struct {
-	head  int64  // the seq it last saw stored
-	state []byte // the state document it last wrote or read
+	head     int64  // the seq it last saw stored
+	revision int64  // the revision it last saw stored; 0: never saved
+	state    []byte // the state document it last wrote or read
 }
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -151,11 +155,13 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 		}
 		events[i] = buf[start:end:end]
 	}
-	b := Batch{Info: c.logInfo(head), After: c.saved.head, State: state, Events: events}
+	info := c.logInfo(head)
+	info.Revision = c.saved.revision + 1
+	b := Batch{Info: info, After: c.saved.head, State: state, Events: events}
 	if err := s.Append(ctx, b); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.saved = savedAt{head: head, state: state}
+	c.saved = savedAt{head: head, revision: info.Revision, state: state}
 	return nil
 }
 
@@ -207,7 +213,10 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 		return nil, err
 	}
 	c.log, c.view = l, view
-	c.saved = savedAt{head: info.Head, state: state}
+	// The state as this package writes it, which a stored document read
+	// back may not be byte for byte (1.50 is written 1.5): so that an
+	// unchanged context is seen as unchanged.
+	c.saved = savedAt{head: info.Head, revision: info.Revision, state: c.stateJSON(newSanitizer(c.Redact))}
 	return c, nil
 }
 
@@ -227,11 +236,11 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
-	if info.Head == c.saved.head {
+	if info.Revision == c.saved.revision {
 		return nil
 	}
 	if c.log.len() != c.saved.head || !bytes.Equal(c.stateJSON(newSanitizer(c.Redact)), c.saved.state) {
-		return fmt.Errorf("nous: refresh log %s: the store moved from seq %d to %d and the context has unsaved changes: %w", c.log.id, c.saved.head, info.Head, ErrConflict)
+		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, c.saved.revision, info.Revision, ErrConflict)
 	}
 	events, err := decodeStored(raw, c.saved.head+1, info)
 	if err != nil {
@@ -254,7 +263,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.saved = savedAt{head: info.Head, state: state}
+	c.saved = savedAt{head: info.Head, revision: info.Revision, state: c.stateJSON(newSanitizer(c.Redact))}
 	return nil
 }
 

@@ -126,12 +126,6 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	if lf.info.ID == uuid.Nil { // cut before its first frame: never created
-		if err := os.Remove(s.path(id)); err != nil {
-			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
-		}
-		return nil, nil
-	}
 	if lf.info.ID != id {
 		return nil, fmt.Errorf("filestore: log %s: the file holds log %s: %w", id, lf.info.ID, nous.ErrCorrupt)
 	}
@@ -180,12 +174,13 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return err
 	}
 	switch {
-	case b.After == 0 && e != nil:
+	case b.Info.Revision <= 1 && e != nil:
 		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
-	case b.After != 0 && e == nil:
+	case b.Info.Revision > 1 && e == nil:
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
-	case e != nil && e.file.info.Head != b.After:
-		return fmt.Errorf("filestore: log %s: expected head %d, stored head %d: %w", id, b.After, e.file.info.Head, nous.ErrConflict)
+	case e != nil && (e.file.info.Head != b.After || e.file.info.Revision != b.Info.Revision-1):
+		return fmt.Errorf("filestore: log %s: expected head %d revision %d, stored head %d revision %d: %w",
+			id, b.After, b.Info.Revision-1, e.file.info.Head, e.file.info.Revision, nous.ErrConflict)
 	}
 	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
 	buf := appendFrame([]byte(magic), &f)

@@ -88,8 +88,10 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		}
 		got, err := nous.Load(context.Background(), s, id)
 		if want < 0 {
-			if !errors.Is(err, nous.ErrNotFound) {
-				t.Fatalf("cut at %d, before the first save ended: %v, want ErrNotFound", cut, err)
+			// A log file appears whole (written aside, then renamed): one
+			// cut inside its first frame is damage, not a crash.
+			if !errors.Is(err, nous.ErrCorrupt) {
+				t.Fatalf("cut at %d, inside the first frame: %v, want ErrCorrupt", cut, err)
 			}
 			continue
 		}
@@ -115,8 +117,9 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 	}
 }
 
-// Flipping any byte of a log file gives ErrCorrupt or a torn-tail cut to an
-// earlier save, never another context.
+// Flipping any byte of a log file gives ErrCorrupt, or, in the last frame
+// only, a torn-tail cut to the save before it: never another context, never
+// an earlier save lost.
 func TestEveryByteFlipped(t *testing.T) {
 	c, files, docs := saves(t, t.TempDir(), 3)
 	id := c.Log().ID()
@@ -131,7 +134,7 @@ func TestEveryByteFlipped(t *testing.T) {
 		s := open(t, dir, filestore.WithoutSync())
 		got, err := nous.Load(context.Background(), s, id)
 		switch {
-		case errors.Is(err, nous.ErrCorrupt), errors.Is(err, nous.ErrNotFound):
+		case errors.Is(err, nous.ErrCorrupt):
 			continue
 		case err != nil:
 			t.Fatalf("flip at %d: %v, want ErrCorrupt or a cut", i, err)
@@ -140,12 +143,9 @@ func TestEveryByteFlipped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		known := false
-		for _, d := range docs {
-			known = known || string(doc) == d
-		}
-		if !known {
-			t.Fatalf("flip at %d: loaded a context no save made", i)
+		lastFrame := i >= len(files[len(files)-2])
+		if string(doc) != docs[len(docs)-1] && !(lastFrame && string(doc) == docs[len(docs)-2]) {
+			t.Fatalf("flip at %d: loaded a context that is not the last save, nor, for a flip in the last frame, the one before", i)
 		}
 	}
 }

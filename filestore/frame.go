@@ -18,23 +18,27 @@ import (
 // starts with the 8 bytes of magic, then holds one frame per save:
 //
 //	length  uint32, big-endian: the number of bytes of the payload
-//	crc     uint32, big-endian: CRC-32C (Castagnoli) of the payload
+//	lcrc    uint32, big-endian: CRC-32C (Castagnoli) of the 4 length bytes
+//	crc     uint32, big-endian: CRC-32C of the payload
 //	payload the batch
 //
 // and a payload is, all integers big-endian:
 //
 //	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
-//	after int64, head int64, updated at int64 (Unix ns),
+//	after int64, head int64, revision int64, updated at int64 (Unix ns),
 //	state length uint32, state,
 //	event count uint32, then per event: length uint32, the event's JSON.
 const magic = "NOUSLOG\x01"
 
-const frameHeader = 8
+const frameHeader = 12
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // errTorn reports a frame cut short: the end of the file comes inside it.
 var errTorn = errors.New("torn frame")
+
+// errChecksum reports a payload that fails its checksum.
+var errChecksum = errors.New("the payload fails its checksum")
 
 // frame is one save, as a log file holds it.
 type frame struct {
@@ -46,7 +50,7 @@ type frame struct {
 
 // appendFrame appends the encoding of f to dst.
 func appendFrame(dst []byte, f *frame) []byte {
-	size := frameHeader + 16 + 16 + 5*8 + 4 + len(f.state) + 4
+	size := frameHeader + 16 + 16 + 6*8 + 4 + len(f.state) + 4
 	for _, e := range f.events {
 		size += 4 + len(e)
 	}
@@ -59,6 +63,7 @@ func appendFrame(dst []byte, f *frame) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.CreatedAt.UnixNano()))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.after))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Head))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Revision))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
 	dst = append(dst, f.state...)
@@ -69,24 +74,29 @@ func appendFrame(dst []byte, f *frame) []byte {
 	}
 	payload := dst[start+frameHeader:]
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(payload)))
-	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
+	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start:start+4], castagnoli))
+	binary.BigEndian.PutUint32(dst[start+8:], crc32.Checksum(payload, castagnoli))
 	return dst
 }
 
 // readFrame decodes the frame at the start of b and returns it with its
-// length in bytes. A frame that b ends inside is errTorn; one whose
-// checksum or layout is wrong, another error.
+// length in bytes. A frame that b ends inside, its length checked, is
+// errTorn; a payload whose checksum fails is errChecksum; a wrong length or
+// layout, another error.
 func readFrame(b []byte) (frame, int, error) {
 	if len(b) < frameHeader {
 		return frame{}, 0, errTorn
+	}
+	if crc32.Checksum(b[:4], castagnoli) != binary.BigEndian.Uint32(b[4:]) {
+		return frame{}, 0, errors.New("the frame's length fails its checksum")
 	}
 	n := int64(binary.BigEndian.Uint32(b))
 	if int64(len(b)-frameHeader) < n {
 		return frame{}, 0, errTorn
 	}
 	payload := b[frameHeader : frameHeader+n]
-	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(b[4:]) {
-		return frame{}, 0, errors.New("checksum mismatch")
+	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(b[8:]) {
+		return frame{}, frameHeader + int(n), errChecksum
 	}
 	f, err := decodePayload(payload)
 	return f, frameHeader + int(n), err
@@ -102,6 +112,7 @@ func decodePayload(p []byte) (frame, error) {
 	f.info.CreatedAt = unixNano(r.int64())
 	f.after = r.int64()
 	f.info.Head = r.int64()
+	f.info.Revision = r.int64()
 	f.info.UpdatedAt = unixNano(r.int64())
 	f.state = r.next(int(r.uint32()))
 	count := r.uint32()
@@ -167,23 +178,22 @@ type logFile struct {
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
-// is cut off (torn true); damage anywhere else is an error wrapping
-// nous.ErrCorrupt that names the offset. A file holding no whole frame
-// holds no log: info.ID is uuid.Nil.
+// is cut off (torn true): one the file ends inside, its length checked, or
+// one that ends the file with a payload failing its checksum. Damage
+// anywhere else is an error wrapping nous.ErrCorrupt that names the offset;
+// so is a file without a whole first frame, as a log file appears whole
+// (written aside, then renamed).
 func parseLog(b []byte) (logFile, error) {
 	var lf logFile
-	if len(b) < len(magic) {
-		lf.torn = len(b) > 0
-		return lf, nil // a file cut before its first frame: no log
-	}
-	if string(b[:len(magic)]) != magic {
-		return lf, fmt.Errorf("not a log file of version 1 (magic %q): %w", b[:len(magic)], nous.ErrCorrupt)
+	if len(b) < len(magic) || string(b[:len(magic)]) != magic {
+		return lf, fmt.Errorf("not a log file of version 1 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
 	}
 	off := int64(len(magic))
 	lf.good = off
 	for off < int64(len(b)) {
 		f, n, err := readFrame(b[off:])
-		if errors.Is(err, errTorn) || (err != nil && off+int64(frameLen(b[off:])) >= int64(len(b))) {
+		last := errors.Is(err, errTorn) || (errors.Is(err, errChecksum) && off+int64(n) == int64(len(b)))
+		if last && off > int64(len(magic)) {
 			lf.torn = true // the last frame: a crash cut its write short
 			break
 		}
@@ -199,26 +209,18 @@ func parseLog(b []byte) (logFile, error) {
 	return lf, nil
 }
 
-// frameLen returns the length a frame at the start of b claims, header
-// included, or 0 when b is too short to say.
-func frameLen(b []byte) int {
-	if len(b) < frameHeader {
-		return 0
-	}
-	return frameHeader + int(binary.BigEndian.Uint32(b))
-}
-
 // add appends frame f to lf, checking that it continues it.
 func (lf *logFile) add(f *frame) error {
 	if lf.info.ID == uuid.Nil {
-		if f.after != 0 {
-			return fmt.Errorf("the first frame starts after seq %d", f.after)
+		if f.after != 0 || f.info.Revision != 1 {
+			return fmt.Errorf("the first frame starts after seq %d, at revision %d", f.after, f.info.Revision)
 		}
 		lf.info = f.info
-	} else if f.info.ID != lf.info.ID || f.after != lf.info.Head {
-		return fmt.Errorf("a frame of log %s after seq %d in log %s at seq %d", f.info.ID, f.after, lf.info.ID, lf.info.Head)
+	} else if f.info.ID != lf.info.ID || f.after != lf.info.Head || f.info.Revision != lf.info.Revision+1 {
+		return fmt.Errorf("a frame of log %s after seq %d at revision %d in log %s at seq %d, revision %d",
+			f.info.ID, f.after, f.info.Revision, lf.info.ID, lf.info.Head, lf.info.Revision)
 	}
-	lf.info.Head, lf.info.UpdatedAt = f.info.Head, f.info.UpdatedAt
+	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
 	lf.events = append(lf.events, f.events...)
 	return nil

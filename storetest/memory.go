@@ -40,12 +40,13 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	defer m.mu.Unlock()
 	l, ok := m.logs[b.Info.ID]
 	switch {
-	case b.After == 0 && ok:
+	case b.Info.Revision <= 1 && ok:
 		return fmt.Errorf("log %s exists, with head %d: %w", b.Info.ID, l.info.Head, nous.ErrConflict)
-	case b.After != 0 && !ok:
+	case b.Info.Revision > 1 && !ok:
 		return fmt.Errorf("log %s: %w", b.Info.ID, nous.ErrNotFound)
-	case ok && l.info.Head != b.After:
-		return fmt.Errorf("log %s: expected head %d, stored head %d: %w", b.Info.ID, b.After, l.info.Head, nous.ErrConflict)
+	case ok && (l.info.Head != b.After || l.info.Revision != b.Info.Revision-1):
+		return fmt.Errorf("log %s: expected head %d revision %d, stored head %d revision %d: %w",
+			b.Info.ID, b.After, b.Info.Revision-1, l.info.Head, l.info.Revision, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
 	}
@@ -60,7 +61,7 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		l.events = append(l.events, bytes.Clone(e))
 	}
 	l.state = bytes.Clone(b.State)
-	l.info.Head, l.info.UpdatedAt = b.Info.Head, b.Info.UpdatedAt
+	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
 	return nil
 }
 

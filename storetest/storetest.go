@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store) {
 		{"Canceled", testCanceled},
 		{"Idle", testIdle},
 		{"Refresh", testRefresh},
+		{"StateOnlySaves", testStateOnlySaves},
+		{"BackendHonoursContext", testBackendHonoursContext},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
@@ -394,5 +396,69 @@ func testRefresh(t *testing.T, s nous.Store) {
 	must(t, err)
 	if string(before) != string(after) {
 		t.Fatal("a refused Refresh changed the context")
+	}
+}
+
+// A save that changes only the state is a revision like any other: it is
+// stored, another writer that did not see it conflicts, and Refresh takes
+// it. A loaded context whose state does not re-encode byte for byte (1.50
+// is written 1.5) is unchanged all the same.
+func testStateOnlySaves(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	c.Deps["price"] = json.Number("1.50")
+	must(t, c.Save(ctx, s))
+	a, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	b, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	must(t, b.Refresh(ctx, s)) // nothing changed: no conflict
+
+	a.SystemPrompt = "new instructions"
+	must(t, a.Save(ctx, s))
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	if got.SystemPrompt != "new instructions" {
+		t.Fatalf("a state-only save was not stored: %q", got.SystemPrompt)
+	}
+	must(t, b.Refresh(ctx, s))
+	if b.SystemPrompt != "new instructions" {
+		t.Fatalf("Refresh did not take a state-only save: %q", b.SystemPrompt)
+	}
+
+	x, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	y, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	x.AgentName = "x"
+	y.AgentName = "y"
+	must(t, x.Save(ctx, s))
+	if err := y.Save(ctx, s); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("a state-only save over another's: %v, want ErrConflict", err)
+	}
+	for info, err := range s.List(ctx, nous.ListOptions{}) {
+		must(t, err)
+		if info.ID == c.Log().ID() && info.Revision != 3 {
+			t.Fatalf("List says revision %d after three saves", info.Revision)
+		}
+	}
+}
+
+// The backend's own methods honour ctx: once it is done they fail and store
+// nothing.
+func testBackendHonoursContext(t *testing.T, s nous.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := conversation(t, 1)
+	must(t, c.Save(context.Background(), s))
+	if _, _, _, err := s.Read(ctx, c.Log().ID(), 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Read with a done ctx: %v", err)
+	}
+	info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, UpdatedAt: time.Now()}
+	if err := s.Append(ctx, nous.Batch{Info: info, State: []byte(`{"version":2}`)}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Append with a done ctx: %v", err)
+	}
+	if _, err := nous.Load(context.Background(), s, info.ID); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("an Append with a done ctx stored something: %v", err)
 	}
 }
