@@ -18,6 +18,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -68,7 +69,9 @@ const suffix = ".log"
 
 // Open opens the store in dir, creating dir when it does not exist, and
 // locks it: a second Open of dir, from another process, fails with an error
-// wrapping [ErrLocked] until Close.
+// wrapping [ErrLocked] until Close. (On the few systems with neither flock
+// nor Windows' file sharing, such as Plan 9, Solaris or WebAssembly, there
+// is no lock: open a directory from one process only.)
 func Open(dir string, opts ...Option) (*Store, error) {
 	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}}
 	for _, o := range opts {
@@ -295,7 +298,9 @@ func orElse(err error, f func() error) error {
 }
 
 func (s *Store) syncDir() error {
-	if s.opts.noSync {
+	// Windows cannot fsync a directory opened for reading, as os.Open
+	// opens it, and NTFS journals the rename itself.
+	if s.opts.noSync || runtime.GOOS == "windows" {
 		return nil
 	}
 	d, err := os.Open(s.dir)
@@ -359,7 +364,7 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 			}
 			s.mu.Lock()
 			e, err := s.load(id)
-			var info nous.LogInfo
+			info := nous.LogInfo{ID: id} // with an error: which log, so a caller can page past it
 			if e != nil {
 				info = e.file.info
 			}
