@@ -87,6 +87,12 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
 	}
 	s.unlock = unlock
+	// A crash while a log was being created leaves its temporary file: the
+	// log never appeared, so the file goes.
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*"+suffix+".tmp"))
+	for _, tmp := range tmps {
+		os.Remove(tmp)
+	}
 	return s, nil
 }
 

@@ -262,3 +262,21 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A temporary file a crash left while creating a log is removed on Open,
+// and the log it was for does not exist.
+func TestOpenRemovesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	id := uuid.Must(uuid.NewV7())
+	tmp := filepath.Join(dir, id.String()+".log.tmp")
+	if err := os.WriteFile(tmp, []byte("NOUSLOG\x01half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, dir)
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the temporary file is still there: %v", err)
+	}
+	if _, err := nous.Load(context.Background(), s, id); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatal(err)
+	}
+}
