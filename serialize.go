@@ -238,7 +238,7 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 	jw.int(int64(w.Version))
 	buf.WriteString(`,"messages":`)
 	writeList(jw, w.Messages, func(m **Message) { jw.v1Message(*m) })
-	w.writeState(jw)
+	w.writeState(jw, true)
 	buf.WriteString(`,"log":{"id":`)
 	jw.str(w.Log.ID)
 	if w.Log.ParentID != "" {
@@ -255,13 +255,18 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 	return jw.err
 }
 
-// writeState writes the plain state fields of w, each after a comma.
-func (w *document) writeState(jw *jsonWriter) {
+// writeState writes the plain state fields of w, each after a comma, the
+// tool calls only when toolCalls is true.
+func (w *document) writeState(jw *jsonWriter, toolCalls bool) {
+	if toolCalls {
+		jw.buf.WriteString(`,"tool_calls":`)
+		jw.value(w.ToolCalls)
+	}
 	fields := []struct {
 		key   string
 		value any
 	}{
-		{"tool_calls", w.ToolCalls}, {"system_prompt", w.SystemPrompt}, {"deps", w.Deps},
+		{"system_prompt", w.SystemPrompt}, {"deps", w.Deps},
 		{"usage", w.Usage}, {"needs_response", w.NeedsResponse}, {"iteration", w.Iteration},
 		{"max_iterations", w.MaxIterations}, {"started_at", w.StartedAt}, {"agent_name", w.AgentName},
 	}

@@ -42,11 +42,17 @@ type Batch struct {
 	// must not hold yet.
 	After int64
 	// State is the state document: a JSON object with the plain fields of
-	// the context, as [Context.Serialize] writes them (tool_calls,
-	// system_prompt, deps, usage, needs_response, iteration,
-	// max_iterations, started_at, agent_name), secrets redacted. It
-	// replaces the stored one.
+	// the context, as [Context.Serialize] writes them (system_prompt, deps,
+	// usage, needs_response, iteration, max_iterations, started_at,
+	// agent_name), secrets redacted. It replaces the stored one.
 	State []byte
+	// ToolCalls replace the stored tool calls (Context.ToolCalls) from
+	// index ToolCallsAt on: the calls recorded since the last save, with
+	// ToolCallsAt the number stored, or every call, with ToolCallsAt 0,
+	// when the context's list was rewritten. Each is a [ToolCall]'s JSON.
+	// So a save costs the calls it adds, not all of them.
+	ToolCallsAt int
+	ToolCalls   []json.RawMessage
 	// Events are the events after After, seqs After+1, After+2, ..., each
 	// the JSON of one [Event] as [Context.AppendEventJSON] writes it. A
 	// store keeps their bytes exactly.
@@ -74,12 +80,12 @@ type Store interface {
 	// a log that does not exist when b.Info.Revision is above 1, one
 	// wrapping [ErrNotFound]. On error the store is unchanged.
 	Append(ctx context.Context, b Batch) error
-	// Read returns the info and state document of log id, and its events
-	// after seq after, in order, each the bytes Append was given. A log
-	// the store does not hold is an error wrapping [ErrNotFound]; stored
-	// data that fails its checks, one wrapping [ErrCorrupt] naming the log
-	// and the place.
-	Read(ctx context.Context, id uuid.UUID, after int64) (LogInfo, []byte, []json.RawMessage, error)
+	// Read returns the info, state document and tool calls of log id, and
+	// its events after seq after, in order, each the bytes Append was
+	// given. A log the store does not hold is an error wrapping
+	// [ErrNotFound]; stored data that fails its checks, one wrapping
+	// [ErrCorrupt] naming the log and the place.
+	Read(ctx context.Context, id uuid.UUID, after int64) (Stored, error)
 	// List yields the stored logs in ID order (UUID v7: the order their
 	// contexts were created), as opts selects; an error ends it.
 	List(ctx context.Context, opts ListOptions) iter.Seq2[LogInfo, error]
@@ -87,6 +93,14 @@ type Store interface {
 	// events. A log the store does not hold is an error wrapping
 	// [ErrNotFound].
 	Delete(ctx context.Context, id uuid.UUID) error
+}
+
+// Stored is what [Store.Read] returns of a log.
+type Stored struct {
+	Info      LogInfo
+	State     []byte            // the state document of the last save
+	ToolCalls []json.RawMessage // every stored tool call, in order
+	Events    []json.RawMessage // the events after the seq asked for, in order
 }
 
 // Watcher is the optional capability of a store that can follow a log as it
@@ -101,14 +115,41 @@ type Watcher interface {
 // savedAt is what a context remembers of the store it was last loaded,
 // saved or refreshed with.
 type savedAt struct {
-	head     int64  // the seq it last saw stored
-	revision int64  // the revision it last saw stored; 0: never saved
-	state    []byte // the state document it last wrote or read
+	head      int64     // the seq it last saw stored
+	revision  int64     // the revision it last saw stored; 0: never saved
+	state     []byte    // the state document it last wrote or read
+	toolCalls []ToolCall // c.ToolCalls as stored (the slice then, sharing its values)
+}
+
+// newToolCalls returns the index from which c's tool calls are not stored:
+// the number stored, or 0 when the list was rewritten since: shorter, or a
+// stored call with another ID, name or arguments, or another number of
+// metadata keys. (A call changed in place in none of these ways is not
+// seen: assign a new one.) It compares, it does not encode: a save writes
+// only the calls added since.
+func (c *Context) newToolCalls() int {
+	saved := c.saved.toolCalls
+	if len(c.ToolCalls) < len(saved) {
+		return 0
+	}
+	for i := range saved {
+		a, b := &c.ToolCalls[i], &saved[i]
+		if a.ID != b.ID || a.Name != b.Name || string(a.Arguments) != string(b.Arguments) || len(a.Metadata) != len(b.Metadata) {
+			return 0
+		}
+	}
+	return len(saved)
+}
+
+// markSaved records what c's store now holds.
+func (c *Context) markSaved(head, revision int64, state []byte) {
+	c.saved = savedAt{head: head, revision: revision, state: state, toolCalls: slices.Clip(c.ToolCalls)}
 }
 
 // Save stores what changed in c since it was last loaded, saved or
-// refreshed: the events after that seq, and the state (the plain fields, as
-// Serialize writes them, secrets redacted). The first save of a context
+// refreshed: the events after that seq, the tool calls recorded since, and
+// the state (the other plain fields, as Serialize writes them, secrets
+// redacted). The first save of a context
 // creates its log, with its ID, and for a fork ([Context.Clone]) its parent
 // and fork seq; a fork's first save stores every event, its parent's
 // included, so it loads whatever later happens to the parent. A save's cost
@@ -130,9 +171,18 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 	c.ready()
 	san := newSanitizer(c.Redact)
 	state := c.stateJSON(san)
-	head := c.log.len()
-	if head == c.saved.head && bytes.Equal(state, c.saved.state) {
+	head, callsAt := c.log.len(), c.newToolCalls()
+	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) {
 		return nil
+	}
+	calls := make([]json.RawMessage, 0, len(c.ToolCalls)-callsAt)
+	for i := callsAt; i < len(c.ToolCalls); i++ {
+		san.root(segment{key: "tool_calls", index: i, isIndex: true})
+		tc, _ := san.toolCall(&c.ToolCalls[i])
+		var b bytes.Buffer
+		jw := newJSONWriter(&b)
+		jw.toolCall(&tc)
+		calls = append(calls, b.Bytes())
 	}
 	var buf []byte
 	ends := make([]int, 0, head-c.saved.head)
@@ -157,11 +207,11 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 	}
 	info := c.logInfo(head)
 	info.Revision = c.saved.revision + 1
-	b := Batch{Info: info, After: c.saved.head, State: state, Events: events}
+	b := Batch{Info: info, After: c.saved.head, State: state, ToolCallsAt: callsAt, ToolCalls: calls, Events: events}
 	if err := s.Append(ctx, b); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.saved = savedAt{head: head, revision: info.Revision, state: state}
+	c.markSaved(head, info.Revision, state)
 	return nil
 }
 
@@ -181,7 +231,7 @@ func (c *Context) stateJSON(s *sanitizer) []byte {
 	jw := newJSONWriter(&buf)
 	buf.WriteString(`{"version":`)
 	jw.int(int64(d.Version))
-	d.writeState(jw)
+	d.writeState(jw, false) // stored apart, as they grow with the run
 	buf.WriteByte('}')
 	return buf.Bytes()
 }
@@ -196,11 +246,12 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
 	}
-	info, state, raw, err := s.Read(ctx, id, 0)
+	st, err := s.Read(ctx, id, 0)
 	if err != nil {
 		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
 	}
-	events, err := decodeStored(raw, 1, info)
+	info := st.Info
+	events, err := decodeStored(st.Events, 1, info)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +259,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	if err != nil {
 		return nil, corrupt(info.ID, "events", err)
 	}
-	c, err := decodeState(info.ID, state)
+	c, err := decodeState(&st)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +267,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.saved = savedAt{head: info.Head, revision: info.Revision, state: c.stateJSON(newSanitizer(c.Redact))}
+	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)))
 	return c, nil
 }
 
@@ -232,21 +283,23 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		return fmt.Errorf("nous: refresh: %w", err)
 	}
 	c.ready()
-	info, state, raw, err := s.Read(ctx, c.log.id, c.saved.head)
+	st, err := s.Read(ctx, c.log.id, c.saved.head)
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
+	info := st.Info
 	if info.Revision == c.saved.revision {
 		return nil
 	}
-	if c.log.len() != c.saved.head || !bytes.Equal(c.stateJSON(newSanitizer(c.Redact)), c.saved.state) {
+	unsaved := c.log.len() != c.saved.head || c.newToolCalls() != len(c.ToolCalls) || len(c.saved.toolCalls) != len(c.ToolCalls)
+	if unsaved || !bytes.Equal(c.stateJSON(newSanitizer(c.Redact)), c.saved.state) {
 		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, c.saved.revision, info.Revision, ErrConflict)
 	}
-	events, err := decodeStored(raw, c.saved.head+1, info)
+	events, err := decodeStored(st.Events, c.saved.head+1, info)
 	if err != nil {
 		return err
 	}
-	d, err := decodeState(info.ID, state)
+	d, err := decodeState(&st)
 	if err != nil {
 		return err
 	}
@@ -263,7 +316,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.saved = savedAt{head: info.Head, revision: info.Revision, state: c.stateJSON(newSanitizer(c.Redact))}
+	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)))
 	return nil
 }
 
@@ -285,15 +338,24 @@ func decodeStored(raw []json.RawMessage, first int64, info LogInfo) ([]Event, er
 	return events, nil
 }
 
-// decodeState returns a context holding the state document of log id.
-func decodeState(id uuid.UUID, state []byte) (*Context, error) {
+// decodeState returns a context holding the state document and the tool
+// calls of st.
+func decodeState(st *Stored) (*Context, error) {
 	var w wireInput
-	if err := json.Unmarshal(state, &w); err != nil {
-		return nil, corrupt(id, "state", err)
+	if err := json.Unmarshal(st.State, &w); err != nil {
+		return nil, corrupt(st.Info.ID, "state", err)
 	}
 	c, err := restoreState(&w, false)
 	if err != nil {
-		return nil, corrupt(id, "state", err)
+		return nil, corrupt(st.Info.ID, "state", err)
+	}
+	if len(st.ToolCalls) > 0 {
+		c.ToolCalls = make([]ToolCall, len(st.ToolCalls))
+		for i, b := range st.ToolCalls {
+			if err := json.Unmarshal(b, &c.ToolCalls[i]); err != nil {
+				return nil, corrupt(st.Info.ID, fmt.Sprintf("tool_calls[%d]", i), err)
+			}
+		}
 	}
 	return c, nil
 }

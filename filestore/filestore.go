@@ -190,8 +190,10 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	case e != nil && (e.file.info.Head != b.After || e.file.info.Revision != b.Info.Revision-1):
 		return fmt.Errorf("filestore: log %s: expected head %d revision %d, stored head %d revision %d: %w",
 			id, b.After, b.Info.Revision-1, e.file.info.Head, e.file.info.Revision, nous.ErrConflict)
+	case b.ToolCallsAt < 0 || (e == nil && b.ToolCallsAt != 0) || (e != nil && b.ToolCallsAt > len(e.file.toolCalls)):
+		return fmt.Errorf("filestore: log %s: tool calls from %d", id, b.ToolCallsAt)
 	}
-	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
+	f := frame{info: b.Info, after: b.After, state: b.State, toolCallsAt: b.ToolCallsAt, toolCalls: b.ToolCalls, events: b.Events}
 	buf := appendFrame([]byte(magic), &f)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
 		return err
@@ -206,8 +208,11 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		e.poisoned = err
 		return err
 	}
-	if err := e.file.add(&frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: cloneEvents(b.Events)}); err != nil {
-		return err
+	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), toolCallsAt: b.ToolCallsAt,
+		toolCalls: cloneEvents(b.ToolCalls), events: cloneEvents(b.Events)}
+	if err := e.file.add(&stored); err != nil {
+		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
+		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	e.file.good += int64(len(buf) - len(magic))
 	s.notify(id)
@@ -321,22 +326,23 @@ func (s *Store) syncDir() error {
 }
 
 // Read implements [nous.Store].
-func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.LogInfo, []byte, []json.RawMessage, error) {
+func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
-		return nous.LogInfo{}, nil, nil, err
+		return nous.Stored{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.load(id)
 	if err != nil {
-		return nous.LogInfo{}, nil, nil, err
+		return nous.Stored{}, err
 	}
 	if e == nil {
-		return nous.LogInfo{}, nil, nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	}
 	// The first stored seq of a fork's file is 1, like any log's.
 	after = min(max(after, 0), int64(len(e.file.events)))
-	return e.file.info, bytes.Clone(e.file.state), cloneEvents(e.file.events[after:]), nil
+	return nous.Stored{Info: e.file.info, State: bytes.Clone(e.file.state),
+		ToolCalls: cloneEvents(e.file.toolCalls), Events: cloneEvents(e.file.events[after:])}, nil
 }
 
 // List implements [nous.Store].
@@ -427,12 +433,12 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 				s.changed[id] = ch
 			}
 			s.mu.Unlock()
-			_, _, raw, err := s.Read(ctx, id, after)
+			st, err := s.Read(ctx, id, after)
 			if err != nil {
 				yield(nous.Event{}, err)
 				return
 			}
-			for _, b := range raw {
+			for _, b := range st.Events {
 				var e nous.Event
 				if err := json.Unmarshal(b, &e); err != nil {
 					yield(nous.Event{}, fmt.Errorf("filestore: log %s: event %d: %v: %w", id, after+1, err, nous.ErrCorrupt))

@@ -27,6 +27,8 @@ import (
 //	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
 //	after int64, head int64, revision int64, updated at int64 (Unix ns),
 //	state length uint32, state,
+//	tool calls at uint32, tool call count uint32, then per call: length
+//	uint32, the call's JSON,
 //	event count uint32, then per event: length uint32, the event's JSON.
 const magic = "NOUSLOG\x01"
 
@@ -42,15 +44,20 @@ var errChecksum = errors.New("the payload fails its checksum")
 
 // frame is one save, as a log file holds it.
 type frame struct {
-	info   nous.LogInfo
-	after  int64
-	state  []byte
-	events []json.RawMessage
+	info        nous.LogInfo
+	after       int64
+	state       []byte
+	toolCallsAt int
+	toolCalls   []json.RawMessage
+	events      []json.RawMessage
 }
 
 // appendFrame appends the encoding of f to dst.
 func appendFrame(dst []byte, f *frame) []byte {
-	size := frameHeader + 16 + 16 + 6*8 + 4 + len(f.state) + 4
+	size := frameHeader + 16 + 16 + 6*8 + 4 + len(f.state) + 4 + 4 + 4
+	for _, e := range f.toolCalls {
+		size += 4 + len(e)
+	}
 	for _, e := range f.events {
 		size += 4 + len(e)
 	}
@@ -67,15 +74,23 @@ func appendFrame(dst []byte, f *frame) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
 	dst = append(dst, f.state...)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.events)))
-	for _, e := range f.events {
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(e)))
-		dst = append(dst, e...)
-	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(f.toolCallsAt))
+	dst = appendList(dst, f.toolCalls)
+	dst = appendList(dst, f.events)
 	payload := dst[start+frameHeader:]
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(payload)))
 	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start:start+4], castagnoli))
 	binary.BigEndian.PutUint32(dst[start+8:], crc32.Checksum(payload, castagnoli))
+	return dst
+}
+
+// appendList appends a count and each item with its length.
+func appendList(dst []byte, items []json.RawMessage) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(items)))
+	for _, e := range items {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(e)))
+		dst = append(dst, e...)
+	}
 	return dst
 }
 
@@ -115,10 +130,9 @@ func decodePayload(p []byte) (frame, error) {
 	f.info.Revision = r.int64()
 	f.info.UpdatedAt = unixNano(r.int64())
 	f.state = r.next(int(r.uint32()))
-	count := r.uint32()
-	for i := uint32(0); i < count && r.err == nil; i++ {
-		f.events = append(f.events, json.RawMessage(r.next(int(r.uint32()))))
-	}
+	f.toolCallsAt = int(r.uint32())
+	f.toolCalls = r.list()
+	f.events = r.list()
 	switch {
 	case r.err != nil:
 		return frame{}, r.err
@@ -153,6 +167,16 @@ func (r *reader) next(n int) []byte {
 	return out
 }
 
+// list reads a count and as many items, each with its length.
+func (r *reader) list() []json.RawMessage {
+	var items []json.RawMessage
+	count := r.uint32()
+	for i := uint32(0); i < count && r.err == nil; i++ {
+		items = append(items, json.RawMessage(r.next(int(r.uint32()))))
+	}
+	return items
+}
+
 func (r *reader) uint32() uint32 {
 	if b := r.next(4); b != nil {
 		return binary.BigEndian.Uint32(b)
@@ -170,11 +194,12 @@ func (r *reader) int64() int64 {
 // logFile is what a log file holds: its frames, checked, in order, and the
 // length of its good prefix.
 type logFile struct {
-	info   nous.LogInfo
-	state  []byte
-	events []json.RawMessage
-	good   int64 // bytes of the file that hold whole frames
-	torn   bool  // the file goes on past good: a torn last frame
+	info      nous.LogInfo
+	state     []byte
+	toolCalls []json.RawMessage
+	events    []json.RawMessage
+	good      int64 // bytes of the file that hold whole frames
+	torn      bool  // the file goes on past good: a torn last frame
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
@@ -220,8 +245,12 @@ func (lf *logFile) add(f *frame) error {
 		return fmt.Errorf("a frame of log %s after seq %d at revision %d in log %s at seq %d, revision %d",
 			f.info.ID, f.after, f.info.Revision, lf.info.ID, lf.info.Head, lf.info.Revision)
 	}
+	if f.toolCallsAt > len(lf.toolCalls) {
+		return fmt.Errorf("tool calls from %d of %d", f.toolCallsAt, len(lf.toolCalls))
+	}
 	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
+	lf.toolCalls = append(lf.toolCalls[:f.toolCallsAt:f.toolCallsAt], f.toolCalls...)
 	lf.events = append(lf.events, f.events...)
 	return nil
 }

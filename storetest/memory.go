@@ -23,9 +23,10 @@ type Memory struct {
 }
 
 type memoryLog struct {
-	info   nous.LogInfo
-	state  []byte
-	events []json.RawMessage
+	info      nous.LogInfo
+	state     []byte
+	toolCalls []json.RawMessage
+	events    []json.RawMessage
 }
 
 // NewMemory returns an empty Memory.
@@ -49,6 +50,8 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 			b.Info.ID, b.After, b.Info.Revision-1, l.info.Head, l.info.Revision, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
+	case b.ToolCallsAt < 0 || (ok && b.ToolCallsAt > len(l.toolCalls)) || (!ok && b.ToolCallsAt != 0):
+		return fmt.Errorf("log %s: tool calls from %d", b.Info.ID, b.ToolCallsAt)
 	}
 	if !ok {
 		if m.logs == nil {
@@ -57,31 +60,35 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		l = &memoryLog{info: b.Info}
 		m.logs[b.Info.ID] = l
 	}
-	for _, e := range b.Events {
-		l.events = append(l.events, bytes.Clone(e))
-	}
+	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
+	l.toolCalls = append(l.toolCalls[:b.ToolCallsAt:b.ToolCallsAt], clone(b.ToolCalls)...)
 	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
 	return nil
 }
 
 // Read implements [nous.Store].
-func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.LogInfo, []byte, []json.RawMessage, error) {
+func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
-		return nous.LogInfo{}, nil, nil, err
+		return nous.Stored{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, ok := m.logs[id]
 	if !ok {
-		return nous.LogInfo{}, nil, nil, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
+		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
 	after = min(max(after, 0), int64(len(l.events)))
-	events := make([]json.RawMessage, 0, int64(len(l.events))-after)
-	for _, e := range l.events[after:] {
-		events = append(events, bytes.Clone(e))
+	return nous.Stored{Info: l.info, State: bytes.Clone(l.state), ToolCalls: clone(l.toolCalls), Events: clone(l.events[after:])}, nil
+}
+
+// clone returns a copy of raw and of each of its elements.
+func clone(raw []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(raw))
+	for i, b := range raw {
+		out[i] = bytes.Clone(b)
 	}
-	return l.info, bytes.Clone(l.state), events, nil
+	return out
 }
 
 // List implements [nous.Store].

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store) {
 		{"Refresh", testRefresh},
 		{"StateOnlySaves", testStateOnlySaves},
 		{"BackendHonoursContext", testBackendHonoursContext},
+		{"ToolCalls", testToolCalls},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
@@ -334,14 +335,17 @@ func testCanceled(t *testing.T, s nous.Store) {
 	}
 }
 
-// counting counts the appends that reach a store.
+// counting counts the appends that reach a store, and the tool calls of
+// the last.
 type counting struct {
 	nous.Store
-	appends int
+	appends   int
+	toolCalls int
 }
 
 func (c *counting) Append(ctx context.Context, b nous.Batch) error {
 	c.appends++
+	c.toolCalls = len(b.ToolCalls)
 	return c.Store.Append(ctx, b)
 }
 
@@ -451,7 +455,7 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	cancel()
 	c := conversation(t, 1)
 	must(t, c.Save(context.Background(), s))
-	if _, _, _, err := s.Read(ctx, c.Log().ID(), 0); !errors.Is(err, context.Canceled) {
+	if _, err := s.Read(ctx, c.Log().ID(), 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Read with a done ctx: %v", err)
 	}
 	info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, UpdatedAt: time.Now()}
@@ -461,4 +465,43 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	if _, err := nous.Load(context.Background(), s, info.ID); !errors.Is(err, nous.ErrNotFound) {
 		t.Fatalf("an Append with a done ctx stored something: %v", err)
 	}
+}
+
+// Recorded tool calls are saved as they are added, one batch carrying only
+// the new ones, and whole again when the list is rewritten; every load has
+// them all.
+func testToolCalls(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	cs := &counting{Store: s}
+	c := conversation(t, 1)
+	check := func(what string, wantInBatch int) {
+		t.Helper()
+		must(t, c.Save(ctx, cs))
+		if cs.toolCalls != wantInBatch {
+			t.Fatalf("%s: the batch carried %d tool calls, want %d", what, cs.toolCalls, wantInBatch)
+		}
+		got, err := nous.Load(ctx, s, c.Log().ID())
+		must(t, err)
+		sameContext(t, c, got)
+	}
+	for i := range 5 {
+		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("t", i), Name: "f", Arguments: json.RawMessage(`{"i": ` + fmt.Sprint(i) + `}`)})
+		check(fmt.Sprint("call ", i), 1)
+	}
+	c.ToolCalls = c.ToolCalls[:2] // rewritten: shorter
+	check("shortened", 2)
+	c.ToolCalls = append([]nous.ToolCall{{ID: "new", Name: "g"}}, c.ToolCalls...) // rewritten: a new array
+	check("rewritten", 3)
+
+	// A loaded context goes on adding to what is stored.
+	d, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	d.AddToolCall(nous.ToolCall{ID: "after load", Name: "h"})
+	must(t, d.Save(ctx, cs))
+	if cs.toolCalls != 1 {
+		t.Fatalf("a loaded context's next save carried %d tool calls, want 1", cs.toolCalls)
+	}
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	must(t, err)
+	sameContext(t, d, got)
 }
