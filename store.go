@@ -115,9 +115,9 @@ type Watcher interface {
 // savedAt is what a context remembers of the store it was last loaded,
 // saved or refreshed with.
 type savedAt struct {
-	head      int64     // the seq it last saw stored
-	revision  int64     // the revision it last saw stored; 0: never saved
-	state     []byte    // the state document it last wrote or read
+	head      int64      // the seq it last saw stored
+	revision  int64      // the revision it last saw stored; 0: never saved
+	state     []byte     // the state document it last wrote or read
 	toolCalls []ToolCall // c.ToolCalls as stored (the slice then, sharing its values)
 }
 
