@@ -19,7 +19,8 @@ import (
 )
 
 // Run runs the suite. open returns a new, empty store for one subtest; the
-// suite does not close it (register a t.Cleanup in open to do so).
+// suite does not close it (register a t.Cleanup in open to do so). A store
+// that implements [nous.Watcher] has its Watch checked too.
 func Run(t *testing.T, open func(t *testing.T) nous.Store) {
 	tests := []struct {
 		name string
@@ -39,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store) {
 		{"StateOnlySaves", testStateOnlySaves},
 		{"BackendHonoursContext", testBackendHonoursContext},
 		{"ToolCalls", testToolCalls},
+		{"Watch", testWatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
@@ -504,4 +506,55 @@ func testToolCalls(t *testing.T, s nous.Store) {
 	got, err := nous.Load(ctx, s, c.Log().ID())
 	must(t, err)
 	sameContext(t, d, got)
+}
+
+// Watch yields the events stored after the seq asked for, then every batch
+// saved later, with no gap and no duplicate, and ctx's error once it is
+// done.
+func testWatch(t *testing.T, s nous.Store) {
+	w, ok := s.(nous.Watcher)
+	if !ok {
+		t.Skip("the store is not a nous.Watcher")
+	}
+	c := nous.NewContext(nous.WithLogger(quiet))
+	must(t, c.AddMessages(nous.UserMessage("m0"), nous.UserMessage("m1")))
+	must(t, c.Save(context.Background(), s))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const saves = 20
+	done := make(chan error, 1)
+	go func() {
+		for i := 2; i < 2+saves; i++ {
+			if err := c.AddMessage(nous.UserMessage(fmt.Sprint("m", i))); err != nil {
+				done <- err
+				return
+			}
+			if err := c.Save(context.Background(), s); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	next := int64(2) // asked for the events after seq 1
+	var last error
+	for e, err := range w.Watch(ctx, c.Log().ID(), 1) {
+		if err != nil {
+			last = err
+			break
+		}
+		if e.Seq != next || e.Message.Content != fmt.Sprint("m", next-1) {
+			t.Fatalf("watched seq %d %q, want seq %d", e.Seq, e.Message.Content, next)
+		}
+		if next++; next == 2+saves+1 {
+			cancel()
+		}
+	}
+	must(t, <-done)
+	if next != 2+saves+1 {
+		t.Fatalf("watched up to seq %d of %d", next-1, 1+saves+1)
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Fatalf("Watch ended with %v, want ctx's error", last)
+	}
 }
