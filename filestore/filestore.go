@@ -56,13 +56,27 @@ type Store struct {
 	logs    map[uuid.UUID]*entry
 	closed  bool
 	changed map[uuid.UUID]chan struct{} // closed and replaced when a log changes, for Watch
+	open    []uuid.UUID                 // the logs whose files are open, oldest first
 }
+
+// maxOpen bounds the log files a store keeps open between saves; past it,
+// the oldest opened is closed.
+const maxOpen = 64
 
 // entry is a log the store has read: what its file holds, or why it cannot
 // be used.
 type entry struct {
 	file     logFile
-	poisoned error // a write or fsync failed: the file's end is unknown until Open again
+	f        *os.File // the log file open for appending, after its first append
+	poisoned error    // a write or fsync failed: the file's end is unknown until Open again
+}
+
+// close closes e's file, if it is open.
+func (e *entry) close() {
+	if e.f != nil {
+		e.f.Close()
+		e.f = nil
+	}
 }
 
 const suffix = ".log"
@@ -106,6 +120,9 @@ func (s *Store) Close() error {
 	s.closed = true
 	for _, ch := range s.changed {
 		close(ch)
+	}
+	for _, e := range s.logs {
+		e.close()
 	}
 	return s.unlock()
 }
@@ -204,8 +221,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		}
 		e = &entry{file: logFile{good: int64(len(magic))}}
 		s.logs[id] = e
-	} else if err := s.write(id, buf[len(magic):]); err != nil {
+	} else if err := s.write(id, e, buf[len(magic):]); err != nil {
 		e.poisoned = err
+		e.close()
 		return err
 	}
 	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), toolCallsAt: b.ToolCallsAt,
@@ -268,28 +286,37 @@ func (s *Store) writeFile(name string, content []byte) error {
 	return f.Close()
 }
 
-// write appends a frame to the file of log id and fsyncs it.
-func (s *Store) write(id uuid.UUID, frame []byte) error {
-	f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("filestore: log %s: %w", id, err)
+// write appends a frame to the file of log id, which stays open for the
+// next save, and fsyncs it. On error the caller poisons the log.
+func (s *Store) write(id uuid.UUID, e *entry, frame []byte) error {
+	if e.f == nil {
+		f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		e.f = f
+		s.open = slices.DeleteFunc(s.open, func(o uuid.UUID) bool { return o == id || s.logs[o] == nil || s.logs[o].f == nil })
+		s.open = append(s.open, id)
+		if len(s.open) > maxOpen {
+			if old := s.logs[s.open[0]]; old != nil {
+				old.close()
+			}
+			s.open = s.open[1:]
+		}
 	}
 	if err := s.injected("write"); err != nil {
-		f.Write(frame[:len(frame)/2])
-		f.Close()
+		e.f.Write(frame[:len(frame)/2])
 		return fmt.Errorf("filestore: log %s: write: %w", id, err)
 	}
-	if _, err := f.Write(frame); err != nil {
-		f.Close()
+	if _, err := e.f.Write(frame); err != nil {
 		return fmt.Errorf("filestore: log %s: write: %w", id, err)
 	}
 	if !s.opts.noSync {
-		if err := orElse(s.injected("sync"), f.Sync); err != nil {
-			f.Close()
+		if err := orElse(s.injected("sync"), e.f.Sync); err != nil {
 			return fmt.Errorf("filestore: log %s: fsync: %w", id, err)
 		}
 	}
-	return f.Close()
+	return nil
 }
 
 // injected returns the fault a test injects for op, or nil.
@@ -406,6 +433,7 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if e == nil {
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	}
+	e.close()
 	if err := os.Remove(s.path(id)); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}

@@ -280,3 +280,38 @@ func TestOpenRemovesTemporaryFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A store keeps a bounded number of log files open between saves, however
+// many logs it writes.
+func TestOpenFilesAreBounded(t *testing.T) {
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd to count open files")
+		}
+		return len(entries)
+	}
+	s := open(t, t.TempDir(), filestore.WithoutSync())
+	before := fds()
+	var ids []uuid.UUID
+	for range 200 {
+		c := nous.NewContext()
+		for _, text := range []string{"one", "two"} {
+			if err := c.AddMessage(nous.UserMessage(text)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Save(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids = append(ids, c.Log().ID())
+	}
+	if opened := fds() - before; opened > 70 {
+		t.Fatalf("%d files open after writing 200 logs", opened)
+	}
+	for _, id := range ids {
+		if _, err := nous.Load(context.Background(), s, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
