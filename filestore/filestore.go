@@ -227,8 +227,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return err
 	}
 	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), toolCallsAt: b.ToolCallsAt,
-		toolCalls: cloneEvents(b.ToolCalls), events: cloneEvents(b.Events)}
-	if err := e.file.add(&stored); err != nil {
+		toolCalls: cloneEvents(b.ToolCalls), events: b.Events}
+	if err := e.file.add(&stored, e.file.good); err != nil {
 		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
@@ -367,9 +367,17 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	}
 	// The first stored seq of a fork's file is 1, like any log's.
-	after = min(max(after, 0), int64(len(e.file.events)))
+	f, err := os.Open(s.path(id))
+	if err != nil {
+		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	defer f.Close()
+	events, err := e.file.eventsAfter(f, max(after, 0))
+	if err != nil {
+		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
 	return nous.Stored{Info: e.file.info, State: bytes.Clone(e.file.state),
-		ToolCalls: cloneEvents(e.file.toolCalls), Events: cloneEvents(e.file.events[after:])}, nil
+		ToolCalls: cloneEvents(e.file.toolCalls), Events: events}, nil
 }
 
 // List implements [nous.Store].

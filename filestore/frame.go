@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,9 +199,9 @@ type logFile struct {
 	info      nous.LogInfo
 	state     []byte
 	toolCalls []json.RawMessage
-	events    []json.RawMessage
-	good      int64 // bytes of the file that hold whole frames
-	torn      bool  // the file goes on past good: a torn last frame
+	frames    []frameAt // where each frame starts and the seq it follows: events stay on disk
+	good      int64     // bytes of the file that hold whole frames
+	torn      bool      // the file goes on past good: a torn last frame
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
@@ -225,7 +227,7 @@ func parseLog(b []byte) (logFile, error) {
 		if err != nil {
 			return lf, fmt.Errorf("frame at offset %d: %v: %w", off, err, nous.ErrCorrupt)
 		}
-		if err := lf.add(&f); err != nil {
+		if err := lf.add(&f, off); err != nil {
 			return lf, fmt.Errorf("frame at offset %d: %v: %w", off, err, nous.ErrCorrupt)
 		}
 		off += int64(n)
@@ -234,8 +236,15 @@ func parseLog(b []byte) (logFile, error) {
 	return lf, nil
 }
 
-// add appends frame f to lf, checking that it continues it.
-func (lf *logFile) add(f *frame) error {
+// frameAt is where a frame of a log file starts, and the seq it follows.
+type frameAt struct {
+	off   int64
+	after int64
+}
+
+// add appends frame f, which starts at offset off, to lf, checking that it
+// continues it.
+func (lf *logFile) add(f *frame, off int64) error {
 	if lf.info.ID == uuid.Nil {
 		if f.after != 0 || f.info.Revision != 1 {
 			return fmt.Errorf("the first frame starts after seq %d, at revision %d", f.after, f.info.Revision)
@@ -251,6 +260,38 @@ func (lf *logFile) add(f *frame) error {
 	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
 	lf.toolCalls = append(lf.toolCalls[:f.toolCallsAt:f.toolCallsAt], f.toolCalls...)
-	lf.events = append(lf.events, f.events...)
+	lf.frames = append(lf.frames, frameAt{off, f.after})
 	return nil
+}
+
+// eventsAfter returns the events after seq after of the log lf describes,
+// read from r, its file: from the frame that holds seq after+1 to the end
+// of the whole frames. It checks every frame it reads again.
+func (lf *logFile) eventsAfter(r io.ReaderAt, after int64) ([]json.RawMessage, error) {
+	if after >= lf.info.Head {
+		return nil, nil
+	}
+	k := sort.Search(len(lf.frames), func(i int) bool { return lf.frames[i].after > after }) - 1
+	start := lf.frames[max(k, 0)].off
+	b := make([]byte, lf.good-start)
+	if _, err := r.ReadAt(b, start); err != nil {
+		return nil, err
+	}
+	events := make([]json.RawMessage, 0, lf.info.Head-after)
+	for off := 0; off < len(b); {
+		f, n, err := readFrame(b[off:])
+		if err != nil {
+			return nil, fmt.Errorf("frame at offset %d: %v: %w", start+int64(off), err, nous.ErrCorrupt)
+		}
+		for i, e := range f.events {
+			if f.after+int64(i) >= after {
+				events = append(events, e)
+			}
+		}
+		off += n
+	}
+	if int64(len(events)) != lf.info.Head-after {
+		return nil, fmt.Errorf("%d events after seq %d, head %d: %w", len(events), after, lf.info.Head, nous.ErrCorrupt)
+	}
+	return events, nil
 }
