@@ -28,7 +28,19 @@ func open(t *testing.T, dir string, opts ...filestore.Option) *filestore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) nous.Store { return open(t, t.TempDir()) })
+	dirs := map[nous.Store]string{}
+	storetest.Run(t, func(t *testing.T) nous.Store {
+		dir := t.TempDir()
+		s := open(t, dir)
+		dirs[s] = dir
+		return s
+	}, storetest.WithReopen(func(t *testing.T, s nous.Store) nous.Store {
+		dir := dirs[s]
+		s.(*filestore.Store).Close()
+		again := open(t, dir)
+		dirs[again] = dir
+		return again
+	}))
 }
 
 func TestConformanceWithoutSync(t *testing.T) {

@@ -18,10 +18,36 @@ import (
 	"github.com/nous-go/nous"
 )
 
+// Option configures [Run].
+type Option func(*options)
+
+type options struct {
+	reopen func(t *testing.T, s nous.Store) nous.Store
+}
+
+// WithReopen gives Run a way to reopen a store: reopen closes s and returns
+// a new handle on the same data. Run then checks that what was saved
+// through one handle loads, and saves on, through the next.
+func WithReopen(reopen func(t *testing.T, s nous.Store) nous.Store) Option {
+	return func(o *options) { o.reopen = reopen }
+}
+
 // Run runs the suite. open returns a new, empty store for one subtest; the
 // suite does not close it (register a t.Cleanup in open to do so). A store
 // that implements [nous.Watcher] has its Watch checked too.
-func Run(t *testing.T, open func(t *testing.T) nous.Store) {
+func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	t.Run("Reopen", func(t *testing.T) {
+		if o.reopen == nil {
+			t.Skip("no WithReopen")
+		}
+		testReopen(t, open(t), o.reopen)
+	})
 	tests := []struct {
 		name string
 		run  func(t *testing.T, s nous.Store)
@@ -300,8 +326,9 @@ func testList(t *testing.T, s nous.Store) {
 		if info.ID != ids[i] {
 			t.Fatalf("List[%d] = %v, want %v (ID order)", i, info.ID, ids[i])
 		}
-		if info.Head != head || info.UpdatedAt.IsZero() || info.CreatedAt.IsZero() {
-			t.Fatalf("List[%d] = %+v: head or times wrong", i, info)
+		sec, nsec := ids[i].Time().UnixTime()
+		if info.Head != head || info.UpdatedAt.IsZero() || !info.CreatedAt.Equal(time.Unix(sec, nsec)) {
+			t.Fatalf("List[%d] = %+v: head or times wrong (created at the time of its UUID v7)", i, info)
 		}
 	}
 	page := list(nous.ListOptions{After: ids[1], Limit: 2})
@@ -556,5 +583,28 @@ func testWatch(t *testing.T, s nous.Store) {
 	}
 	if !errors.Is(last, context.Canceled) {
 		t.Fatalf("Watch ended with %v, want ctx's error", last)
+	}
+}
+
+// What was saved through one handle loads, and saves on, through the next.
+func testReopen(t *testing.T, s nous.Store, reopen func(t *testing.T, s nous.Store) nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 2)
+	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
+	must(t, c.Save(ctx, s))
+	fork := c.Clone()
+	must(t, fork.AddMessage(nous.UserMessage("the fork")))
+	must(t, fork.Save(ctx, s))
+	for round := range 3 {
+		s = reopen(t, s)
+		got, err := nous.Load(ctx, s, c.Log().ID())
+		must(t, err)
+		sameContext(t, c, got)
+		gotFork, err := nous.Load(ctx, s, fork.Log().ID())
+		must(t, err)
+		sameContext(t, fork, gotFork)
+		must(t, c.AddMessage(nous.UserMessage(fmt.Sprint("after reopen ", round))))
+		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("r", round), Name: "f"})
+		must(t, c.Save(ctx, s))
 	}
 }
