@@ -118,7 +118,7 @@ type savedAt struct {
 	head      int64      // the seq it last saw stored
 	revision  int64      // the revision it last saw stored; 0: never saved
 	state     []byte     // the state document it last wrote or read
-	toolCalls []ToolCall // c.ToolCalls as stored (the slice then, sharing its values)
+	toolCalls []ToolCall // c.ToolCalls as stored: a copy in an array of its own
 }
 
 // newToolCalls returns the index from which c's tool calls are not stored:
@@ -141,9 +141,11 @@ func (c *Context) newToolCalls() int {
 	return len(saved)
 }
 
-// markSaved records what c's store now holds.
-func (c *Context) markSaved(head, revision int64, state []byte) {
-	c.saved = savedAt{head: head, revision: revision, state: state, toolCalls: slices.Clip(c.ToolCalls)}
+// markSaved records what c's store now holds: calls from index callsAt on
+// are new in the store, those before it were there already.
+func (c *Context) markSaved(head, revision int64, state []byte, callsAt int) {
+	calls := append(c.saved.toolCalls[:callsAt], c.ToolCalls[callsAt:]...) // amortized: its own array
+	c.saved = savedAt{head: head, revision: revision, state: state, toolCalls: calls}
 }
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -211,7 +213,7 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 	if err := s.Append(ctx, b); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.markSaved(head, info.Revision, state)
+	c.markSaved(head, info.Revision, state, callsAt)
 	return nil
 }
 
@@ -267,7 +269,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)))
+	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)), 0)
 	return c, nil
 }
 
@@ -283,11 +285,25 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		return fmt.Errorf("nous: refresh: %w", err)
 	}
 	c.ready()
-	st, err := s.Read(ctx, c.log.id, c.saved.head)
+	// One event c has already is read again: the stored one must be the
+	// same bytes, or the log was deleted and saved again by another.
+	overlap := min(c.saved.head, 1)
+	st, err := s.Read(ctx, c.log.id, c.saved.head-overlap)
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
 	info := st.Info
+	replaced := info.Revision < c.saved.revision || info.Head < c.saved.head || int64(len(st.Events)) < overlap
+	if !replaced && overlap > 0 {
+		e := newSanitizer(c.Redact).event(&c.log, c.saved.head)
+		var mine bytes.Buffer
+		newJSONWriter(&mine).event(&e)
+		replaced = !bytes.Equal(st.Events[0], mine.Bytes())
+		st.Events = st.Events[1:]
+	}
+	if replaced {
+		return fmt.Errorf("nous: refresh log %s: the stored log is not the one the context saw (deleted and saved again?): %w", c.log.id, ErrConflict)
+	}
 	if info.Revision == c.saved.revision {
 		return nil
 	}
@@ -316,7 +332,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)))
+	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)), 0)
 	return nil
 }
 

@@ -204,6 +204,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
 	case b.Info.Revision > 1 && e == nil:
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	case e == nil && (b.After != 0 || b.Info.Revision != 1):
+		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
 	case e != nil && (e.file.info.Head != b.After || e.file.info.Revision != b.Info.Revision-1):
 		return fmt.Errorf("filestore: log %s: expected head %d revision %d, stored head %d revision %d: %w",
 			id, b.After, b.Info.Revision-1, e.file.info.Head, e.file.info.Revision, nous.ErrConflict)
@@ -230,6 +232,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		toolCalls: cloneEvents(b.ToolCalls), events: b.Events}
 	if err := e.file.add(&stored, e.file.good); err != nil {
 		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
+		e.close()
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	e.file.good += int64(len(buf) - len(magic))
@@ -434,9 +437,12 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.load(id)
-	if err != nil {
-		return err
+	e, ok := s.logs[id] // a poisoned log may be deleted too
+	if !ok || e.poisoned == nil {
+		var err error
+		if e, err = s.load(id); err != nil {
+			return err
+		}
 	}
 	if e == nil {
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)

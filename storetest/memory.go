@@ -45,6 +45,8 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("log %s exists, with head %d: %w", b.Info.ID, l.info.Head, nous.ErrConflict)
 	case b.Info.Revision > 1 && !ok:
 		return fmt.Errorf("log %s: %w", b.Info.ID, nous.ErrNotFound)
+	case !ok && (b.After != 0 || b.Info.Revision != 1):
+		return fmt.Errorf("log %s: a first batch after seq %d at revision %d", b.Info.ID, b.After, b.Info.Revision)
 	case ok && (l.info.Head != b.After || l.info.Revision != b.Info.Revision-1):
 		return fmt.Errorf("log %s: expected head %d revision %d, stored head %d revision %d: %w",
 			b.Info.ID, b.After, b.Info.Revision-1, l.info.Head, l.info.Revision, nous.ErrConflict)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,8 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"StateOnlySaves", testStateOnlySaves},
 		{"BackendHonoursContext", testBackendHonoursContext},
 		{"ToolCalls", testToolCalls},
+		{"BadFirstBatch", testBadFirstBatch},
+		{"RefreshAfterRecreate", testRefreshAfterRecreate},
 		{"Watch", testWatch},
 	}
 	for _, tt := range tests {
@@ -521,6 +524,11 @@ func testToolCalls(t *testing.T, s nous.Store) {
 	check("shortened", 2)
 	c.ToolCalls = append([]nous.ToolCall{{ID: "new", Name: "g"}}, c.ToolCalls...) // rewritten: a new array
 	check("rewritten", 3)
+	c.ToolCalls[0] = nous.ToolCall{ID: "replaced", Name: "g"} // rewritten in place
+	check("a call replaced in place", 3)
+	c.ToolCalls = slices.Delete(c.ToolCalls, 0, 1) // in place, then one added
+	c.AddToolCall(nous.ToolCall{ID: "added", Name: "h"})
+	check("deleted then added", 3)
 
 	// A loaded context goes on adding to what is stored.
 	d, err := nous.Load(ctx, s, c.Log().ID())
@@ -606,5 +614,46 @@ func testReopen(t *testing.T, s nous.Store, reopen func(t *testing.T, s nous.Sto
 		must(t, c.AddMessage(nous.UserMessage(fmt.Sprint("after reopen ", round))))
 		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("r", round), Name: "f"})
 		must(t, c.Save(ctx, s))
+	}
+}
+
+// A first batch that does not start a log (after a seq, or at a revision
+// other than 1) is refused and stores nothing.
+func testBadFirstBatch(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	id := uuid.Must(uuid.NewV7())
+	info := nous.LogInfo{ID: id, Head: 4, Revision: 1, UpdatedAt: time.Now()}
+	if err := s.Append(ctx, nous.Batch{Info: info, After: 3, State: []byte(`{"version":2}`), Events: []json.RawMessage{[]byte(`{}`)}}); err == nil {
+		t.Fatal("a first batch after seq 3 was accepted")
+	}
+	if _, err := s.Read(ctx, id, 0); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("a refused first batch left something: %v", err)
+	}
+	for info, err := range s.List(ctx, nous.ListOptions{}) {
+		if err != nil || info.ID == id {
+			t.Fatalf("List after a refused first batch: %v %v", info.ID, err)
+		}
+	}
+}
+
+// A context refreshing a log that was deleted and saved again by another
+// conflicts instead of splicing the two logs.
+func testRefreshAfterRecreate(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := nous.NewContext(nous.WithLogger(quiet))
+	must(t, c.AddMessage(nous.UserMessage("one")))
+	data, err := c.Serialize()
+	must(t, err)
+	must(t, c.AddMessage(nous.UserMessage("two (A)")))
+	must(t, c.Save(ctx, s))
+	must(t, s.Delete(ctx, c.Log().ID()))
+	b, err := nous.DeserializeWithLogger(data, quiet) // the same ID, an older history
+	must(t, err)
+	must(t, b.AddMessage(nous.UserMessage("two (B)")))
+	must(t, b.Save(ctx, s))
+	must(t, b.AddMessage(nous.UserMessage("three (B)")))
+	must(t, b.Save(ctx, s))
+	if err := c.Refresh(ctx, s); err == nil {
+		t.Fatal("Refresh spliced a re-created log onto the context's")
 	}
 }
