@@ -63,6 +63,26 @@ func (w *jsonWriter) time(t time.Time) {
 	w.buf.Write(w.scratch)
 }
 
+// validUTF8 returns b with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as str writes it, so that what is written reads back
+// as the same bytes; b itself when it is valid.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
 // compactObject reports whether b is a JSON object a document may hold as
 // it is, and encoding/json would write unchanged: valid UTF-8, written
 // compactly, nested at most jsonx.MaxDepth levels, and without the
@@ -288,12 +308,12 @@ func (w *jsonWriter) toolCall(tc *ToolCall) {
 	w.str(tc.ID)
 	w.key("name")
 	w.str(tc.Name)
-	if len(tc.Arguments) > 0 {
+	if args := validUTF8(tc.Arguments); len(args) > 0 {
 		w.key("arguments")
-		if w.compactObject(tc.Arguments) {
-			w.buf.Write(tc.Arguments)
+		if w.compactObject(args) {
+			w.buf.Write(args)
 		} else {
-			w.str(string(tc.Arguments))
+			w.str(string(args))
 		}
 	}
 	w.optMap("metadata", tc.Metadata)
