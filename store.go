@@ -177,36 +177,22 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) {
 		return nil
 	}
-	calls := make([]json.RawMessage, 0, len(c.ToolCalls)-callsAt)
-	for i := callsAt; i < len(c.ToolCalls); i++ {
-		san.root(segment{key: "tool_calls", index: i, isIndex: true})
-		tc, _ := san.toolCall(&c.ToolCalls[i])
-		var b bytes.Buffer
-		jw := newJSONWriter(&b)
+	calls, err := encodeEach(len(c.ToolCalls)-callsAt, func(jw *jsonWriter, i int) {
+		san.root(segment{key: "tool_calls", index: callsAt + i, isIndex: true})
+		tc, _ := san.toolCall(&c.ToolCalls[callsAt+i])
 		jw.toolCall(&tc)
-		calls = append(calls, b.Bytes())
+	})
+	if err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err) // a bug, as in Serialize
 	}
-	var buf []byte
-	ends := make([]int, 0, head-c.saved.head)
-	for seq := c.saved.head + 1; seq <= head; seq++ {
-		e := san.event(&c.log, seq)
-		jw := newJSONWriter(bytes.NewBuffer(buf))
+	events, err := encodeEach(int(head-c.saved.head), func(jw *jsonWriter, i int) {
+		e := san.event(&c.log, c.saved.head+1+int64(i))
 		jw.event(&e)
-		if jw.err != nil {
-			return fmt.Errorf("nous: save log %s: event %d: %w", c.log.id, seq, jw.err) // a bug, as in Serialize
-		}
-		buf = jw.buf.Bytes()
-		ends = append(ends, len(buf))
+	})
+	if err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	c.warnDropped(san, "Save")
-	events := make([]json.RawMessage, len(ends))
-	for i, end := range ends {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		events[i] = buf[start:end:end]
-	}
 	info := c.logInfo(head)
 	info.Revision = c.saved.revision + 1
 	b := Batch{Info: info, After: c.saved.head, State: state, ToolCallsAt: callsAt, ToolCalls: calls, Events: events}
@@ -215,6 +201,27 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 	}
 	c.markSaved(head, info.Revision, state, callsAt)
 	return nil
+}
+
+// encodeEach writes n values with write, one writer into one buffer, and
+// returns each value's JSON, a slice of that buffer.
+func encodeEach(n int, write func(jw *jsonWriter, i int)) ([]json.RawMessage, error) {
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	ends := make([]int, n)
+	for i := range n {
+		write(jw, i)
+		ends[i] = buf.Len()
+	}
+	if jw.err != nil {
+		return nil, jw.err
+	}
+	out := make([]json.RawMessage, n)
+	all, start := buf.Bytes(), 0
+	for i, end := range ends {
+		out[i], start = all[start:end:end], end
+	}
+	return out, nil
 }
 
 // logInfo returns the info of c's log with the given head, updated now.
