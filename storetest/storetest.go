@@ -99,6 +99,30 @@ func conversation(t *testing.T, n int) *nous.Context {
 	return c
 }
 
+// refused fails unless op, a call on c, returns an error wrapping want and
+// leaves c as it was.
+func refused(t *testing.T, what string, c *nous.Context, want error, op func() error) {
+	t.Helper()
+	before, err := c.Serialize()
+	must(t, err)
+	if err := op(); !errors.Is(err, want) {
+		t.Fatalf("%s: %v, want %v", what, err, want)
+	}
+	after, err := c.Serialize()
+	must(t, err)
+	if string(before) != string(after) {
+		t.Fatalf("%s was refused, and changed the context", what)
+	}
+}
+
+// load returns the context s holds under id, failing t when it cannot.
+func load(t *testing.T, s nous.Store, id uuid.UUID) *nous.Context {
+	t.Helper()
+	c, err := nous.Load(context.Background(), s, id)
+	must(t, err)
+	return c
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -123,8 +147,7 @@ func testRoundTrip(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := conversation(t, 3)
 	must(t, c.Save(ctx, s))
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	got := load(t, s, c.Log().ID())
 	sameContext(t, c, got)
 	if _, ok := got.Deps["api_key"]; ok {
 		t.Fatal("a secret was stored")
@@ -142,17 +165,14 @@ func testIncremental(t *testing.T, s nous.Store) {
 		must(t, c.AddMessage(nous.UserMessage(fmt.Sprint("more ", i))))
 		c.IncrementIteration()
 		must(t, c.Save(ctx, s))
-		got, err := nous.Load(ctx, s, c.Log().ID())
-		must(t, err)
+		got := load(t, s, c.Log().ID())
 		sameContext(t, c, got)
 	}
 	// A loaded context saves on from where it was loaded.
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	got := load(t, s, c.Log().ID())
 	must(t, got.AddMessage(nous.AssistantMessage("from the loaded one")))
 	must(t, got.Save(ctx, s))
-	again, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	again := load(t, s, c.Log().ID())
 	sameContext(t, got, again)
 }
 
@@ -160,26 +180,13 @@ func testConflict(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := conversation(t, 1)
 	must(t, c.Save(ctx, s))
-	a, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
-	b, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	a := load(t, s, c.Log().ID())
+	b := load(t, s, c.Log().ID())
 	must(t, a.AddMessage(nous.UserMessage("a's turn")))
 	must(t, b.AddMessage(nous.UserMessage("b's turn")))
 	must(t, a.Save(ctx, s))
-	before, err := b.Serialize()
-	must(t, err)
-	err = b.Save(ctx, s)
-	if !errors.Is(err, nous.ErrConflict) {
-		t.Fatalf("second save: %v, want ErrConflict", err)
-	}
-	after, err := b.Serialize()
-	must(t, err)
-	if string(before) != string(after) {
-		t.Fatal("a conflicting save changed the context")
-	}
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	refused(t, "the second save", b, nous.ErrConflict, func() error { return b.Save(ctx, s) })
+	got := load(t, s, c.Log().ID())
 	sameContext(t, a, got)
 }
 
@@ -237,8 +244,7 @@ func testRacingWriters(t *testing.T, s nous.Store) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	got := load(t, s, c.Log().ID())
 	events := got.Log().Events()
 	if len(events) != 1+writers*turns {
 		t.Fatalf("%d events stored, want %d", len(events), 1+writers*turns)
@@ -272,8 +278,7 @@ func testForks(t *testing.T, s nous.Store) {
 		must(t, c.AddMessage(nous.UserMessage("the parent goes on")))
 		must(t, c.Save(ctx, s))
 		must(t, s.Delete(ctx, c.Log().ID()))
-		got, err := nous.Load(ctx, s, fork.Log().ID())
-		must(t, err)
+		got := load(t, s, fork.Log().ID())
 		sameContext(t, fork, got)
 		pid, seq, ok := got.Log().Parent()
 		if wantID, wantSeq, _ := fork.Log().Parent(); !ok || pid != wantID || seq != wantSeq {
@@ -294,8 +299,7 @@ func testDelete(t *testing.T, s nous.Store) {
 	if err := s.Delete(ctx, a.Log().ID()); !errors.Is(err, nous.ErrNotFound) {
 		t.Fatalf("Delete of a deleted log: %v, want ErrNotFound", err)
 	}
-	got, err := nous.Load(ctx, s, b.Log().ID())
-	must(t, err)
+	got := load(t, s, b.Log().ID())
 	sameContext(t, b, got)
 	must(t, a.AddMessage(nous.UserMessage("after the delete")))
 	if err := a.Save(ctx, s); !errors.Is(err, nous.ErrNotFound) {
@@ -404,10 +408,8 @@ func testRefresh(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := conversation(t, 2)
 	must(t, c.Save(ctx, s))
-	a, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
-	b, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	a := load(t, s, c.Log().ID())
+	b := load(t, s, c.Log().ID())
 
 	must(t, b.Refresh(ctx, s)) // nothing new: unchanged
 	sameContext(t, a, b)
@@ -423,16 +425,7 @@ func testRefresh(t *testing.T, s nous.Store) {
 	must(t, a.AddMessage(nous.UserMessage("a again")))
 	must(t, a.Save(ctx, s))
 	must(t, b.AddMessage(nous.UserMessage("b's own")))
-	before, err := b.Serialize()
-	must(t, err)
-	if err := b.Refresh(ctx, s); !errors.Is(err, nous.ErrConflict) {
-		t.Fatalf("Refresh with unsaved changes: %v, want ErrConflict", err)
-	}
-	after, err := b.Serialize()
-	must(t, err)
-	if string(before) != string(after) {
-		t.Fatal("a refused Refresh changed the context")
-	}
+	refused(t, "Refresh with unsaved changes", b, nous.ErrConflict, func() error { return b.Refresh(ctx, s) })
 }
 
 // A save that changes only the state is a revision like any other: it is
@@ -444,16 +437,13 @@ func testStateOnlySaves(t *testing.T, s nous.Store) {
 	c := conversation(t, 1)
 	c.Deps["price"] = json.Number("1.50")
 	must(t, c.Save(ctx, s))
-	a, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
-	b, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	a := load(t, s, c.Log().ID())
+	b := load(t, s, c.Log().ID())
 	must(t, b.Refresh(ctx, s)) // nothing changed: no conflict
 
 	a.SystemPrompt = "new instructions"
 	must(t, a.Save(ctx, s))
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	got := load(t, s, c.Log().ID())
 	if got.SystemPrompt != "new instructions" {
 		t.Fatalf("a state-only save was not stored: %q", got.SystemPrompt)
 	}
@@ -462,10 +452,8 @@ func testStateOnlySaves(t *testing.T, s nous.Store) {
 		t.Fatalf("Refresh did not take a state-only save: %q", b.SystemPrompt)
 	}
 
-	x, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
-	y, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	x := load(t, s, c.Log().ID())
+	y := load(t, s, c.Log().ID())
 	x.AgentName = "x"
 	y.AgentName = "y"
 	must(t, x.Save(ctx, s))
@@ -512,8 +500,7 @@ func testToolCalls(t *testing.T, s nous.Store) {
 		if cs.toolCalls != wantInBatch {
 			t.Fatalf("%s: the batch carried %d tool calls, want %d", what, cs.toolCalls, wantInBatch)
 		}
-		got, err := nous.Load(ctx, s, c.Log().ID())
-		must(t, err)
+		got := load(t, s, c.Log().ID())
 		sameContext(t, c, got)
 	}
 	for i := range 5 {
@@ -531,15 +518,13 @@ func testToolCalls(t *testing.T, s nous.Store) {
 	check("deleted then added", 3)
 
 	// A loaded context goes on adding to what is stored.
-	d, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	d := load(t, s, c.Log().ID())
 	d.AddToolCall(nous.ToolCall{ID: "after load", Name: "h"})
 	must(t, d.Save(ctx, cs))
 	if cs.toolCalls != 1 {
 		t.Fatalf("a loaded context's next save carried %d tool calls, want 1", cs.toolCalls)
 	}
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	must(t, err)
+	got := load(t, s, c.Log().ID())
 	sameContext(t, d, got)
 }
 
@@ -605,11 +590,9 @@ func testReopen(t *testing.T, s nous.Store, reopen func(t *testing.T, s nous.Sto
 	must(t, fork.Save(ctx, s))
 	for round := range 3 {
 		s = reopen(t, s)
-		got, err := nous.Load(ctx, s, c.Log().ID())
-		must(t, err)
+		got := load(t, s, c.Log().ID())
 		sameContext(t, c, got)
-		gotFork, err := nous.Load(ctx, s, fork.Log().ID())
-		must(t, err)
+		gotFork := load(t, s, fork.Log().ID())
 		sameContext(t, fork, gotFork)
 		must(t, c.AddMessage(nous.UserMessage(fmt.Sprint("after reopen ", round))))
 		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("r", round), Name: "f"})
