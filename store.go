@@ -19,6 +19,11 @@ type LogInfo struct {
 	ForkSeq   int64     // the parent's seq it forked at; 0 unless a fork
 	Head      int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
 	Revision  int64     // the number of batches stored: every save adds one, one that changes only the state too
+	// Incarnation is a random ID the log's first save gives it: a log
+	// deleted and saved again under the same ID has another, so a writer
+	// that saw the old one conflicts instead of appending to the new one,
+	// even at the same head and revision.
+	Incarnation uuid.UUID
 	CreatedAt time.Time // when the log's context was created (the time in its UUID v7)
 	UpdatedAt time.Time // time of the last save
 }
@@ -34,9 +39,9 @@ type ListOptions struct {
 // whole or not at all.
 type Batch struct {
 	// Info names the log and says, for its first batch, what it is: ID,
-	// Parent and ForkSeq, CreatedAt. Head is After + len(Events), Revision
-	// the stored revision the saver expects plus one; UpdatedAt the time of
-	// the save.
+	// Parent and ForkSeq, CreatedAt, Incarnation. Head is After +
+	// len(Events), Revision the stored revision the saver expects plus one,
+	// Incarnation the stored one; UpdatedAt the time of the save.
 	Info LogInfo
 	// After is the stored head the saver expects: 0 for a log the store
 	// must not hold yet.
@@ -70,12 +75,13 @@ type Batch struct {
 // this package.
 type Store interface {
 	// Append stores b atomically, if the stored head of log b.Info.ID is
-	// still b.After and its revision still b.Info.Revision-1: it appends
-	// b.Events, replaces the state with b.State and sets the head, the
-	// revision and the update time to b.Info's. With b.Info.Revision 1 it
-	// creates the log, with b.Info's identity, and fails if the log
-	// exists. A head or revision that moved on, or a log that exists when
-	// it is created, is an error wrapping [ErrConflict] that names the
+	// still b.After, its revision still b.Info.Revision-1 and its
+	// incarnation b.Info.Incarnation: it appends b.Events, replaces the
+	// state with b.State and sets the head, the revision and the update
+	// time to b.Info's. With b.Info.Revision 1 it creates the log, with
+	// b.Info's identity and incarnation, and fails if the log exists. A
+	// head, revision or incarnation that moved on, or a log that exists
+	// when it is created, is an error wrapping [ErrConflict] that names the
 	// log, the expected and the stored head and revision;
 	// a log that does not exist when b.Info.Revision is above 1, one
 	// wrapping [ErrNotFound]. On error the store is unchanged.
@@ -117,6 +123,7 @@ type Watcher interface {
 type savedAt struct {
 	head      int64      // the seq it last saw stored
 	revision  int64      // the revision it last saw stored; 0: never saved
+	incarnate uuid.UUID  // the incarnation it last saw stored
 	state     []byte     // the state document it last wrote or read
 	toolCalls []ToolCall // c.ToolCalls as stored: a copy in an array of its own
 }
@@ -143,9 +150,9 @@ func (c *Context) newToolCalls() int {
 
 // markSaved records what c's store now holds: calls from index callsAt on
 // are new in the store, those before it were there already.
-func (c *Context) markSaved(head, revision int64, state []byte, callsAt int) {
+func (c *Context) markSaved(info *LogInfo, state []byte, callsAt int) {
 	calls := append(c.saved.toolCalls[:callsAt], c.ToolCalls[callsAt:]...) // amortized: its own array
-	c.saved = savedAt{head: head, revision: revision, state: state, toolCalls: calls}
+	c.saved = savedAt{head: info.Head, revision: info.Revision, incarnate: info.Incarnation, state: state, toolCalls: calls}
 }
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -194,12 +201,17 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 	}
 	c.warnDropped(san, "Save")
 	info := c.logInfo(head)
-	info.Revision = c.saved.revision + 1
+	info.Revision, info.Incarnation = c.saved.revision+1, c.saved.incarnate
+	if info.Revision == 1 {
+		if info.Incarnation, err = uuid.NewRandom(); err != nil {
+			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+		}
+	}
 	b := Batch{Info: info, After: c.saved.head, State: state, ToolCallsAt: callsAt, ToolCalls: calls, Events: events}
 	if err := s.Append(ctx, b); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.markSaved(head, info.Revision, state, callsAt)
+	c.markSaved(&info, state, callsAt)
 	return nil
 }
 
@@ -276,7 +288,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)), 0)
+	c.markSaved(&info, c.stateJSON(newSanitizer(c.Redact)), 0)
 	return c, nil
 }
 
@@ -292,23 +304,12 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		return fmt.Errorf("nous: refresh: %w", err)
 	}
 	c.ready()
-	// One event c has already is read again: the stored one must be the
-	// same bytes, or the log was deleted and saved again by another.
-	overlap := min(c.saved.head, 1)
-	st, err := s.Read(ctx, c.log.id, c.saved.head-overlap)
+	st, err := s.Read(ctx, c.log.id, c.saved.head)
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
 	info := st.Info
-	replaced := info.Revision < c.saved.revision || info.Head < c.saved.head || int64(len(st.Events)) < overlap
-	if !replaced && overlap > 0 {
-		e := newSanitizer(c.Redact).event(&c.log, c.saved.head)
-		var mine bytes.Buffer
-		newJSONWriter(&mine).event(&e)
-		replaced = !bytes.Equal(st.Events[0], mine.Bytes())
-		st.Events = st.Events[1:]
-	}
-	if replaced {
+	if info.Incarnation != c.saved.incarnate || info.Revision < c.saved.revision || info.Head < c.saved.head {
 		return fmt.Errorf("nous: refresh log %s: the stored log is not the one the context saw (deleted and saved again?): %w", c.log.id, ErrConflict)
 	}
 	if info.Revision == c.saved.revision {
@@ -339,7 +340,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.markSaved(info.Head, info.Revision, c.stateJSON(newSanitizer(c.Redact)), 0)
+	c.markSaved(&info, c.stateJSON(newSanitizer(c.Redact)), 0)
 	return nil
 }
 

@@ -206,9 +206,10 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	case e == nil && (b.After != 0 || b.Info.Revision != 1):
 		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
-	case e != nil && (e.file.info.Head != b.After || e.file.info.Revision != b.Info.Revision-1):
-		return fmt.Errorf("filestore: log %s: expected head %d revision %d, stored head %d revision %d: %w",
-			id, b.After, b.Info.Revision-1, e.file.info.Head, e.file.info.Revision, nous.ErrConflict)
+	case e != nil && (e.file.info.Head != b.After || e.file.info.Revision != b.Info.Revision-1 || e.file.info.Incarnation != b.Info.Incarnation):
+		i := &e.file.info
+		return fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
+			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
 	case b.ToolCallsAt < 0 || (e == nil && b.ToolCallsAt != 0) || (e != nil && b.ToolCallsAt > len(e.file.toolCalls)):
 		return fmt.Errorf("filestore: log %s: tool calls from %d", id, b.ToolCallsAt)
 	}

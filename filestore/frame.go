@@ -27,7 +27,7 @@ import (
 // and a payload is, all integers big-endian:
 //
 //	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
-//	after int64, head int64, revision int64, updated at int64 (Unix ns),
+//	incarnation [16]byte, after int64, head int64, revision int64, updated at int64 (Unix ns),
 //	state length uint32, state,
 //	tool calls at uint32, tool call count uint32, then per call: length
 //	uint32, the call's JSON,
@@ -56,7 +56,7 @@ type frame struct {
 
 // appendFrame appends the encoding of f to dst.
 func appendFrame(dst []byte, f *frame) []byte {
-	size := frameHeader + 16 + 16 + 6*8 + 4 + len(f.state) + 4 + 4 + 4
+	size := frameHeader + 3*16 + 6*8 + 4 + len(f.state) + 4 + 4 + 4
 	for _, e := range f.toolCalls {
 		size += 4 + len(e)
 	}
@@ -70,6 +70,7 @@ func appendFrame(dst []byte, f *frame) []byte {
 	dst = append(dst, f.info.Parent[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.ForkSeq))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.CreatedAt.UnixNano()))
+	dst = append(dst, f.info.Incarnation[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.after))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Head))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Revision))
@@ -127,6 +128,7 @@ func decodePayload(p []byte) (frame, error) {
 	copy(f.info.Parent[:], r.next(16))
 	f.info.ForkSeq = r.int64()
 	f.info.CreatedAt = unixNano(r.int64())
+	copy(f.info.Incarnation[:], r.next(16))
 	f.after = r.int64()
 	f.info.Head = r.int64()
 	f.info.Revision = r.int64()
@@ -250,9 +252,9 @@ func (lf *logFile) add(f *frame, off int64) error {
 			return fmt.Errorf("the first frame starts after seq %d, at revision %d", f.after, f.info.Revision)
 		}
 		lf.info = f.info
-	} else if f.info.ID != lf.info.ID || f.after != lf.info.Head || f.info.Revision != lf.info.Revision+1 {
-		return fmt.Errorf("a frame of log %s after seq %d at revision %d in log %s at seq %d, revision %d",
-			f.info.ID, f.after, f.info.Revision, lf.info.ID, lf.info.Head, lf.info.Revision)
+	} else if f.info.ID != lf.info.ID || f.info.Incarnation != lf.info.Incarnation || f.after != lf.info.Head || f.info.Revision != lf.info.Revision+1 {
+		return fmt.Errorf("a frame of log %s (incarnation %s) after seq %d at revision %d in log %s (incarnation %s) at seq %d, revision %d",
+			f.info.ID, f.info.Incarnation, f.after, f.info.Revision, lf.info.ID, lf.info.Incarnation, lf.info.Head, lf.info.Revision)
 	}
 	if f.toolCallsAt > len(lf.toolCalls) {
 		return fmt.Errorf("tool calls from %d of %d", f.toolCallsAt, len(lf.toolCalls))

@@ -47,9 +47,9 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("log %s: %w", b.Info.ID, nous.ErrNotFound)
 	case !ok && (b.After != 0 || b.Info.Revision != 1):
 		return fmt.Errorf("log %s: a first batch after seq %d at revision %d", b.Info.ID, b.After, b.Info.Revision)
-	case ok && (l.info.Head != b.After || l.info.Revision != b.Info.Revision-1):
-		return fmt.Errorf("log %s: expected head %d revision %d, stored head %d revision %d: %w",
-			b.Info.ID, b.After, b.Info.Revision-1, l.info.Head, l.info.Revision, nous.ErrConflict)
+	case ok && (l.info.Head != b.After || l.info.Revision != b.Info.Revision-1 || l.info.Incarnation != b.Info.Incarnation):
+		return fmt.Errorf("log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
+			b.Info.ID, b.After, b.Info.Revision-1, b.Info.Incarnation, l.info.Head, l.info.Revision, l.info.Incarnation, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
 	case b.ToolCallsAt < 0 || (ok && b.ToolCallsAt > len(l.toolCalls)) || (!ok && b.ToolCallsAt != 0):

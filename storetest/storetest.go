@@ -68,7 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BackendHonoursContext", testBackendHonoursContext},
 		{"ToolCalls", testToolCalls},
 		{"BadFirstBatch", testBadFirstBatch},
-		{"RefreshAfterRecreate", testRefreshAfterRecreate},
+		{"Recreated", testRecreated},
 		{"Watch", testWatch},
 	}
 	for _, tt := range tests {
@@ -619,9 +619,10 @@ func testBadFirstBatch(t *testing.T, s nous.Store) {
 	}
 }
 
-// A context refreshing a log that was deleted and saved again by another
-// conflicts instead of splicing the two logs.
-func testRefreshAfterRecreate(t *testing.T, s nous.Store) {
+// A log deleted and saved again under the same ID is another log, even at
+// the head and revision a context saw of the old one: that context's Save
+// and Refresh conflict instead of splicing the two.
+func testRecreated(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := nous.NewContext(nous.WithLogger(quiet))
 	must(t, c.AddMessage(nous.UserMessage("one")))
@@ -629,14 +630,17 @@ func testRefreshAfterRecreate(t *testing.T, s nous.Store) {
 	must(t, err)
 	must(t, c.AddMessage(nous.UserMessage("two (A)")))
 	must(t, c.Save(ctx, s))
+	reader := load(t, s, c.Log().ID())
 	must(t, s.Delete(ctx, c.Log().ID()))
 	b, err := nous.DeserializeWithLogger(data, quiet) // the same ID, an older history
 	must(t, err)
 	must(t, b.AddMessage(nous.UserMessage("two (B)")))
-	must(t, b.Save(ctx, s))
+	must(t, b.Save(ctx, s)) // the head and revision c saw, another log
+	must(t, c.AddMessage(nous.UserMessage("three (A)")))
+	refused(t, "Save onto the re-created log", c, nous.ErrConflict, func() error { return c.Save(ctx, s) })
+	refused(t, "Refresh from the re-created log", reader, nous.ErrConflict, func() error { return reader.Refresh(ctx, s) })
 	must(t, b.AddMessage(nous.UserMessage("three (B)")))
 	must(t, b.Save(ctx, s))
-	if err := c.Refresh(ctx, s); err == nil {
-		t.Fatal("Refresh spliced a re-created log onto the context's")
-	}
+	refused(t, "Refresh from the re-created log, moved on", reader, nous.ErrConflict, func() error { return reader.Refresh(ctx, s) })
+	sameContext(t, b, load(t, s, b.Log().ID()))
 }
