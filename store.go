@@ -14,18 +14,18 @@ import (
 
 // LogInfo describes a stored log.
 type LogInfo struct {
-	ID        uuid.UUID
-	Parent    uuid.UUID // uuid.Nil unless the log is a fork
-	ForkSeq   int64     // the parent's seq it forked at; 0 unless a fork
-	Head      int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
-	Revision  int64     // the number of batches stored: every save adds one, one that changes only the state too
+	ID       uuid.UUID
+	Parent   uuid.UUID // uuid.Nil unless the log is a fork
+	ForkSeq  int64     // the parent's seq it forked at; 0 unless a fork
+	Head     int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
+	Revision int64     // the number of batches stored: every save adds one, one that changes only the state too
 	// Incarnation is a random ID the log's first save gives it: a log
 	// deleted and saved again under the same ID has another, so a writer
 	// that saw the old one conflicts instead of appending to the new one,
 	// even at the same head and revision.
 	Incarnation uuid.UUID
-	CreatedAt time.Time // when the log's context was created (the time in its UUID v7)
-	UpdatedAt time.Time // time of the last save
+	CreatedAt   time.Time // when the log's context was created (the time in its UUID v7)
+	UpdatedAt   time.Time // time of the last save
 }
 
 // ListOptions selects the logs [Store.List] yields.
