@@ -1,0 +1,45 @@
+// Package pgstore keeps nous contexts in PostgreSQL, so that several
+// processes, on several machines, can share sessions: a turn may be served
+// by any replica, another can follow the run as it grows, and two replicas
+// never both store turn 12.
+//
+// A [*Store] implements [nous.Store] and [nous.Watcher]. [Open] connects
+// with a DSN and a pool of its own; [New] uses the caller's pool. Either
+// creates the schema when the database does not have it yet; several
+// processes may open at once. The tables live in the first schema of the
+// connection's search_path: to keep several stores apart in one database,
+// give each its own, e.g. with options=-c%20search_path%3Dtenant_a in the
+// DSN.
+//
+// # Schema
+//
+// Version 1, recorded in nous_schema:
+//
+//	nous_logs       one row per log: id, parent, fork_seq, incarnation,
+//	                head, revision, state (bytea), created_at, updated_at
+//	nous_events     one row per event: log_id, seq, type, created_at, and
+//	                body (bytea): the event's JSON, the bytes Save wrote
+//	nous_tool_calls one row per stored tool call: log_id, idx, body
+//
+// Bodies are bytea, not jsonb: jsonb rejects \u0000 and reorders keys, and
+// a store must give back the bytes it was given. To query them as JSON,
+// convert_from(body, 'UTF8')::jsonb. A fork's log holds its own copy of
+// the events it shares with its parent, so it loads whatever later happens
+// to the parent (deletion included).
+//
+// # Concurrency
+//
+// A save is one SQL statement: one round trip, one transaction. It updates
+// the log's row only where the head, revision and incarnation are the ones
+// the saver saw, and inserts the events only when that update matched: a
+// stale writer changes nothing and gets [nous.ErrConflict], without an
+// aborted transaction. The primary key of nous_events is the backstop.
+//
+// # Watch
+//
+// Every save notifies the channel nous_log with the log's ID. [Store.Watch]
+// listens on one dedicated connection per Store; a notification is only a
+// hint to read the log after the last seq a watcher yielded, so nothing is
+// missed or yielded twice, and after the connection is lost and made again
+// every watcher reads again.
+package pgstore

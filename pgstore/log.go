@@ -1,0 +1,262 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/nous-go/nous"
+)
+
+// The tail of both append statements: given u, the log's row when the
+// guard matched, it inserts the events, replaces the tool calls from
+// index $5 on, and notifies the log's watchers at commit. Without a row in
+// u it does nothing. The tool calls kept are rewritten with an upsert and
+// those beyond the new list deleted: the two sets of rows are apart, as
+// the sub-statements of one statement must be.
+const appendTail = `
+e AS (
+	INSERT INTO nous_events (log_id, seq, type, created_at, body)
+	SELECT u.id, $3::bigint + x.n, x.type, x.at, x.body
+	FROM u, unnest($6::text[], $7::timestamptz[], $8::bytea[]) WITH ORDINALITY AS x(type, at, body, n)
+), d AS (
+	DELETE FROM nous_tool_calls t USING u
+	WHERE t.log_id = u.id AND t.idx >= $5::integer + cardinality($9::bytea[])
+), c AS (
+	INSERT INTO nous_tool_calls (log_id, idx, body)
+	SELECT u.id, $5::integer + x.n - 1, x.body
+	FROM u, unnest($9::bytea[]) WITH ORDINALITY AS x(body, n)
+	ON CONFLICT (log_id, idx) DO UPDATE SET body = excluded.body
+)
+SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
+
+// appendNext appends to a stored log: $1 id, $2 incarnation, $3 the head
+// expected, $4 the head after, $5 tool calls at, $6-$8 the events' types,
+// times and bodies, $9 the tool calls, $10 the state, $11 the time, $12 the
+// revision after.
+const appendNext = `WITH u AS (
+	UPDATE nous_logs SET head = $4, revision = $12, state = $10, updated_at = $11
+	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $12 - 1
+	RETURNING id
+),` + appendTail
+
+// appendFirst creates a log, with $13 its parent, $14 its fork seq and $15
+// its creation time; it does nothing when the log exists.
+const appendFirst = `WITH u AS (
+	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at)
+	VALUES ($1, $2, $4, $12, $10, $11, $13, $14, $15)
+	ON CONFLICT (id) DO NOTHING
+	RETURNING id
+),` + appendTail
+
+// Append implements [nous.Store]: one statement, one round trip.
+func (s *Store) Append(ctx context.Context, b nous.Batch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	id := b.Info.ID
+	switch {
+	case b.Info.Head != b.After+int64(len(b.Events)):
+		return fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
+	case b.Info.Revision < 1:
+		return fmt.Errorf("pgstore: log %s: revision %d", id, b.Info.Revision)
+	case b.Info.Revision == 1 && (b.After != 0 || b.ToolCallsAt != 0):
+		return fmt.Errorf("pgstore: log %s: a first batch after seq %d, tool calls from %d", id, b.After, b.ToolCallsAt)
+	case b.ToolCallsAt < 0:
+		return fmt.Errorf("pgstore: log %s: tool calls from %d", id, b.ToolCallsAt)
+	}
+	types := make([]string, len(b.Events))
+	times := make([]time.Time, len(b.Events))
+	for i, e := range b.Events {
+		var head struct {
+			Type      string    `json:"type"`
+			CreatedAt time.Time `json:"created_at"`
+		}
+		if err := json.Unmarshal(e, &head); err != nil {
+			return fmt.Errorf("pgstore: log %s: event %d: %w", id, b.After+1+int64(i), err)
+		}
+		types[i], times[i] = head.Type, head.CreatedAt
+	}
+	args := []any{id, b.Info.Incarnation, b.After, b.Info.Head, b.ToolCallsAt, types, times,
+		raw(b.Events), raw(b.ToolCalls), b.State, b.Info.UpdatedAt, b.Info.Revision}
+	sql := appendNext
+	if b.Info.Revision == 1 {
+		sql = appendFirst
+		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt)
+	}
+	var one int
+	err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.refusal(ctx, &b)
+	}
+	if err != nil {
+		return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, ctxErr(ctx, err))
+	}
+	return nil
+}
+
+// refusal returns the error of a batch whose guard matched no row: the
+// log is not there, or not as the saver saw it.
+func (s *Store) refusal(ctx context.Context, b *nous.Batch) error {
+	id := b.Info.ID
+	var head, revision int64
+	var incarnation uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && b.Info.Revision > 1:
+		return fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
+	case errors.Is(err, pgx.ErrNoRows): // created and deleted again meanwhile
+		return fmt.Errorf("pgstore: log %s: another writer created it first: %w", id, nous.ErrConflict)
+	case err != nil:
+		return fmt.Errorf("pgstore: log %s: %w", id, ctxErr(ctx, err))
+	case b.Info.Revision == 1:
+		return fmt.Errorf("pgstore: log %s exists, with head %d: %w", id, head, nous.ErrConflict)
+	}
+	return fmt.Errorf("pgstore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
+		id, b.After, b.Info.Revision-1, b.Info.Incarnation, head, revision, incarnation, nous.ErrConflict)
+}
+
+// raw returns the bytes of each message: bytea, not json.
+func raw(msgs []json.RawMessage) [][]byte {
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+	}
+	return out
+}
+
+// nullable returns id as a uuid that is NULL when id is uuid.Nil.
+func nullable(id uuid.UUID) pgtype.UUID {
+	return pgtype.UUID{Bytes: id, Valid: id != uuid.Nil}
+}
+
+// readLog reads a log's row, its tool calls and its events after $2, in
+// one statement and so one snapshot.
+const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at,
+	ARRAY(SELECT t.body FROM nous_tool_calls t WHERE t.log_id = l.id ORDER BY t.idx),
+	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
+FROM nous_logs l WHERE l.id = $1`
+
+// Read implements [nous.Store].
+func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	if err := ctx.Err(); err != nil {
+		return nous.Stored{}, err
+	}
+	st := nous.Stored{Info: nous.LogInfo{ID: id}}
+	var parent pgtype.UUID
+	var calls, events [][]byte
+	i := &st.Info
+	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
+		&st.State, &i.CreatedAt, &i.UpdatedAt, &calls, &events)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
+	}
+	if err != nil {
+		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, ctxErr(ctx, err))
+	}
+	if parent.Valid {
+		i.Parent = parent.Bytes
+	}
+	st.ToolCalls, st.Events = rawMessages(calls), rawMessages(events)
+	return st, nil
+}
+
+// rawMessages returns each body as a JSON value.
+func rawMessages(bodies [][]byte) []json.RawMessage {
+	out := make([]json.RawMessage, len(bodies))
+	for i, b := range bodies {
+		out[i] = b
+	}
+	return out
+}
+
+// listPage is how many logs List reads with one query.
+const listPage = 100
+
+// List implements [nous.Store]. It reads the logs a page at a time, so no
+// connection is held while the caller's loop body runs.
+func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.LogInfo, error] {
+	return func(yield func(nous.LogInfo, error) bool) {
+		after, left := opts.After, opts.Limit
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(nous.LogInfo{}, err)
+				return
+			}
+			n := listPage
+			if opts.Limit > 0 {
+				n = min(n, left)
+			}
+			page, err := s.listPage(ctx, after, n)
+			if err != nil {
+				yield(nous.LogInfo{}, err)
+				return
+			}
+			for _, info := range page {
+				if !yield(info, nil) {
+					return
+				}
+			}
+			if left -= len(page); len(page) < n || (opts.Limit > 0 && left == 0) {
+				return
+			}
+			after = page[len(page)-1].ID
+		}
+	}
+}
+
+// listPage returns at most n logs whose ID sorts after after.
+func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.LogInfo, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, parent, fork_seq, incarnation, head, revision, created_at, updated_at
+		FROM nous_logs WHERE id > $1 ORDER BY id LIMIT $2`, after, n)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list: %w", ctxErr(ctx, err))
+	}
+	page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (nous.LogInfo, error) {
+		var i nous.LogInfo
+		var parent pgtype.UUID
+		err := row.Scan(&i.ID, &parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision, &i.CreatedAt, &i.UpdatedAt)
+		if parent.Valid {
+			i.Parent = parent.Bytes
+		}
+		return i, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list: %w", ctxErr(ctx, err))
+	}
+	return page, nil
+}
+
+// Delete implements [nous.Store]. It deletes the log's row first, which
+// waits for a save of it in progress; then, with a snapshot taken after,
+// its events and tool calls, that save's included.
+func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM nous_logs WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nous.ErrNotFound
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM nous_tool_calls WHERE log_id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: delete log %s: %w", id, ctxErr(ctx, err))
+	}
+	return nil
+}

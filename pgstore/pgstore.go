@@ -1,0 +1,192 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// SchemaVersion is the version of the tables this package reads and writes.
+const SchemaVersion = 1
+
+// ErrSchema reports a database whose nous tables are of a version this
+// package does not know: written by a newer one.
+var ErrSchema = errors.New("pgstore: unknown schema version")
+
+// ErrClosed reports a call on a closed Store.
+var ErrClosed = errors.New("pgstore: store closed")
+
+// Store keeps logs in PostgreSQL. It is safe for concurrent use, by
+// several goroutines and by several processes on one database.
+type Store struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	hub     hub
+}
+
+// Open connects to the database dsn names (a URL or key=value DSN, as
+// pgxpool.ParseConfig reads it) with a pool of its own, which Close
+// closes, and creates the schema when it is absent.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	s, err := New(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownPool = true
+	return s, nil
+}
+
+// New returns a Store on the caller's pool, which Close leaves open, and
+// creates the schema when it is absent.
+func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
+	if err := migrate(ctx, pool); err != nil {
+		return nil, err
+	}
+	s := &Store{pool: pool}
+	s.hub.init()
+	return s, nil
+}
+
+// Close ends every Watch (with an error wrapping [ErrClosed]), closes the
+// connection it listens on, and closes the pool if Open made it. It
+// never closes a pool given to New.
+func (s *Store) Close() {
+	s.hub.close()
+	if s.ownPool {
+		s.pool.Close()
+	}
+}
+
+// schema creates the tables of version 1. Every statement may run again.
+const schema = `
+CREATE TABLE IF NOT EXISTS nous_schema (
+	version integer NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nous_logs (
+	id          uuid PRIMARY KEY,
+	parent      uuid,
+	fork_seq    bigint NOT NULL,
+	incarnation uuid NOT NULL,
+	head        bigint NOT NULL,
+	revision    bigint NOT NULL,
+	state       bytea NOT NULL,
+	created_at  timestamptz NOT NULL,
+	updated_at  timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nous_events (
+	log_id     uuid NOT NULL,
+	seq        bigint NOT NULL,
+	type       text NOT NULL,
+	created_at timestamptz NOT NULL,
+	body       bytea NOT NULL,
+	PRIMARY KEY (log_id, seq)
+);
+CREATE TABLE IF NOT EXISTS nous_tool_calls (
+	log_id uuid NOT NULL,
+	idx    integer NOT NULL,
+	body   bytea NOT NULL,
+	PRIMARY KEY (log_id, idx)
+);
+`
+
+// migrate creates the schema when it is absent, under an advisory lock
+// so that processes opening at once do not race, and checks its version.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('nous-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, schema); err != nil {
+			return err
+		}
+		var version int
+		err := tx.QueryRow(ctx, `SELECT max(version) FROM nous_schema HAVING count(*) > 0`).Scan(&version)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
+			return err
+		case err != nil:
+			return err
+		case version != SchemaVersion:
+			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: create the schema: %w", ctxErr(ctx, err))
+	}
+	return nil
+}
+
+// ctxErr returns err, wrapping ctx's error too when ctx is done, so that a
+// call cut short by its context says so to errors.Is.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%w)", cerr, err)
+	}
+	return err
+}
+
+// hub fans the notifications of the one listening connection out to the
+// watchers of each log.
+type hub struct {
+	mu      sync.Mutex
+	subs    map[[16]byte]map[*sub]struct{}
+	running bool
+	closed  bool
+	stop    context.CancelFunc
+	done    chan struct{}
+	gone    chan struct{} // closed by close: every watcher ends
+}
+
+// sub is one watcher: a hint to read again is a value in ch.
+type sub struct {
+	ch chan struct{}
+}
+
+func (h *hub) init() {
+	h.subs = map[[16]byte]map[*sub]struct{}{}
+	h.gone = make(chan struct{})
+}
+
+func (h *hub) close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	close(h.gone)
+	stop, done := h.stop, h.done
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+// wake hints every watcher of log id, or every watcher when all is set.
+func (h *hub) wake(id [16]byte, all bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for key, subs := range h.subs {
+		if !all && key != id {
+			continue
+		}
+		for w := range subs {
+			select {
+			case w.ch <- struct{}{}:
+			default: // a hint is already waiting
+			}
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/nous-go/nous"
+)
+
+// pollEvery is how long a watcher waits for a hint before it reads again
+// anyway: a backstop for a listening connection that died without an
+// error yet.
+var pollEvery = 30 * time.Second
+
+// retryAfter is how long the listener, and a watcher whose read failed,
+// waits before trying again.
+var retryAfter = [...]time.Duration{50 * time.Millisecond, 200 * time.Millisecond, time.Second, 2 * time.Second}
+
+// Watch implements [nous.Watcher]: it yields the events of log id after
+// seq after, then those saved later by any process, until ctx is done.
+// Lost connections are retried, not yielded: a watcher reads again once
+// the server answers. A log that is deleted, or deleted and saved again,
+// ends it with an error wrapping [nous.ErrNotFound]; Close ends it with
+// one wrapping [ErrClosed].
+func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[nous.Event, error] {
+	return func(yield func(nous.Event, error) bool) {
+		w, err := s.hub.subscribe(s, id)
+		if err != nil {
+			yield(nous.Event{}, err)
+			return
+		}
+		defer s.hub.unsubscribe(id, w)
+		var incarnation uuid.UUID
+		failures := 0
+		for {
+			events, inc, err := s.eventsAfter(ctx, id, after)
+			switch {
+			case ctx.Err() != nil:
+				yield(nous.Event{}, ctx.Err())
+				return
+			case errors.Is(err, nous.ErrNotFound) || errors.Is(err, nous.ErrCorrupt):
+				yield(nous.Event{}, err)
+				return
+			case err != nil: // the server is away: read again later
+				failures++
+			case incarnation != uuid.Nil && inc != incarnation:
+				yield(nous.Event{}, fmt.Errorf("pgstore: log %s was deleted and saved again: %w", id, nous.ErrNotFound))
+				return
+			default:
+				incarnation, failures = inc, 0
+				for _, e := range events {
+					after = e.Seq
+					if !yield(e, nil) {
+						return
+					}
+				}
+			}
+			wait := pollEvery
+			if failures > 0 {
+				wait = retryAfter[min(failures, len(retryAfter))-1]
+			}
+			timer := time.NewTimer(wait)
+			select {
+			case <-w.ch:
+			case <-timer.C:
+			case <-s.hub.gone:
+				timer.Stop()
+				yield(nous.Event{}, fmt.Errorf("pgstore: watch log %s: %w", id, ErrClosed))
+				return
+			case <-ctx.Done():
+				timer.Stop()
+				yield(nous.Event{}, ctx.Err())
+				return
+			}
+			timer.Stop()
+		}
+	}
+}
+
+// eventsAfter returns the stored events of log id after seq after, and
+// the log's incarnation, in one statement.
+func (s *Store) eventsAfter(ctx context.Context, id uuid.UUID, after int64) ([]nous.Event, uuid.UUID, error) {
+	var incarnation uuid.UUID
+	var head int64
+	var bodies [][]byte
+	err := s.pool.QueryRow(ctx, `SELECT l.incarnation, l.head,
+		ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 AND e.seq <= l.head ORDER BY e.seq)
+		FROM nous_logs l WHERE l.id = $1`, id, after).Scan(&incarnation, &head, &bodies)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, uuid.Nil, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
+	}
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	if want := max(head-after, 0); int64(len(bodies)) != want {
+		return nil, uuid.Nil, fmt.Errorf("pgstore: log %s: %d events after seq %d, head %d: %w", id, len(bodies), after, head, nous.ErrCorrupt)
+	}
+	events := make([]nous.Event, len(bodies))
+	for i, b := range bodies {
+		seq := after + 1 + int64(i)
+		if err := json.Unmarshal(b, &events[i]); err != nil {
+			return nil, uuid.Nil, fmt.Errorf("pgstore: log %s: event %d: %v: %w", id, seq, err, nous.ErrCorrupt)
+		}
+		if events[i].Seq != seq {
+			return nil, uuid.Nil, fmt.Errorf("pgstore: log %s: event %d has seq %d: %w", id, seq, events[i].Seq, nous.ErrCorrupt)
+		}
+	}
+	return events, incarnation, nil
+}
+
+// subscribe registers a watcher of log id and starts the listener if it
+// is not running.
+func (h *hub) subscribe(s *Store, id uuid.UUID) (*sub, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("pgstore: watch log %s: %w", id, ErrClosed)
+	}
+	w := &sub{ch: make(chan struct{}, 1)}
+	if h.subs[id] == nil {
+		h.subs[id] = map[*sub]struct{}{}
+	}
+	h.subs[id][w] = struct{}{}
+	if !h.running {
+		ctx, stop := context.WithCancel(context.Background())
+		h.running, h.stop, h.done = true, stop, make(chan struct{})
+		go h.listen(ctx, s)
+	}
+	return w, nil
+}
+
+func (h *hub) unsubscribe(id uuid.UUID, w *sub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs[id], w)
+	if len(h.subs[id]) == 0 {
+		delete(h.subs, id)
+	}
+}
+
+// listen holds a connection of its own that listens on nous_log, and
+// hints the watchers of each log notified, until ctx is done. Each time it
+// has connected, it hints every watcher: what was saved while it was not
+// listening is read then.
+func (h *hub) listen(ctx context.Context, s *Store) {
+	defer close(h.done)
+	for failures := 0; ctx.Err() == nil; failures++ {
+		if failures > 0 {
+			select {
+			case <-time.After(retryAfter[min(failures, len(retryAfter))-1]):
+			case <-ctx.Done():
+				return
+			}
+		}
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			continue
+		}
+		c := conn.Hijack() // its own: LISTEN must not return to the pool
+		if _, err := c.Exec(ctx, `LISTEN nous_log`); err == nil {
+			failures = 0
+			h.wake(uuid.Nil, true)
+			for {
+				n, err := c.WaitForNotification(ctx)
+				if err != nil {
+					break
+				}
+				if id, err := uuid.Parse(n.Payload); err == nil {
+					h.wake(id, false)
+				}
+			}
+		}
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c.Close(closeCtx)
+		cancel()
+	}
+}
