@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -170,10 +171,22 @@ func (c *Context) markSaved(info *LogInfo, state []byte, callsAt int) {
 // to redo the turn on the stored log: [Context.Refresh] (when c has no
 // unsaved changes) or [Load], then add the turn's messages again and save.
 // A context that was never saved to s (a new one, a clone, one from
-// Deserialize) conflicts when its log is already there. Saving a log that
+// Deserialize) conflicts when its log is already there.
+//
+// A save that fails leaves c as it was, even when the store kept the batch
+// and only the reply was lost (a connection dropped after the commit, ctx
+// done as the store wrote): the next save of c finds that batch, takes it
+// as its own and sends only what came after, so retrying a failed save, at
+// once or after more turns, stores nothing twice. Saving a log that
 // was deleted is an error wrapping [ErrNotFound]. Values JSON cannot hold
 // and secrets are dropped with a warning, as Serialize drops them.
 func (c *Context) Save(ctx context.Context, s Store) error {
+	return c.save(ctx, s, false)
+}
+
+// save is Save; retried says it follows a batch found landed, which it does
+// not look for again.
+func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("nous: save: %w", err)
 	}
@@ -200,19 +213,65 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	c.warnDropped(san, "Save")
-	info := c.logInfo(head)
-	info.Revision, info.Incarnation = c.saved.revision+1, c.saved.incarnate
-	if info.Revision == 1 {
-		if info.Incarnation, err = uuid.NewRandom(); err != nil {
+	if c.saved.incarnate == uuid.Nil { // kept from a first save that failed: its retry is the same batch
+		if c.saved.incarnate, err = uuid.NewRandom(); err != nil {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
 	}
+	info := c.logInfo(head)
+	info.Revision, info.Incarnation = c.saved.revision+1, c.saved.incarnate
 	b := Batch{Info: info, After: c.saved.head, State: state, ToolCallsAt: callsAt, ToolCalls: calls, Events: events}
 	if err := s.Append(ctx, b); err != nil {
+		if errors.Is(err, ErrConflict) && !retried {
+			if ok, rerr := c.landed(ctx, s, &b); rerr == nil && ok {
+				return c.save(ctx, s, true)
+			}
+		}
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	c.markSaved(&info, state, callsAt)
 	return nil
+}
+
+// landed reports whether the batch s holds after the seq c last saw is an
+// earlier attempt of b: a save whose outcome c never learnt (the
+// connection dropped after the store committed it, the context was
+// cancelled as it did), which left c as it was, so that its retry, b,
+// conflicts with itself. It is, when the store holds one batch more than c
+// saw, of the same incarnation, and that batch's events are the first of
+// b's, byte for byte (their times are c's own, to the nanosecond); or, a
+// batch without events, when the store holds exactly what b would store.
+// Then c takes that batch as saved, and landed returns true: the next
+// attempt sends only what came after it.
+func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
+	st, err := s.Read(ctx, c.log.id, c.saved.head)
+	if err != nil {
+		return false, err
+	}
+	info := &st.Info
+	if info.Incarnation != b.Info.Incarnation || info.Revision != b.Info.Revision || len(st.Events) > len(b.Events) ||
+		int64(len(st.Events)) != info.Head-c.saved.head {
+		return false, nil
+	}
+	for i, e := range st.Events {
+		if !bytes.Equal(e, b.Events[i]) {
+			return false, nil
+		}
+	}
+	if len(st.Events) == 0 {
+		exact := bytes.Equal(st.State, b.State) && len(st.ToolCalls) == b.ToolCallsAt+len(b.ToolCalls) &&
+			slices.EqualFunc(st.ToolCalls[b.ToolCallsAt:], b.ToolCalls, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+		if !exact {
+			return false, nil // a state-only save of another writer's, perhaps
+		}
+	}
+	d, err := decodeState(&st)
+	if err != nil {
+		return false, err
+	}
+	c.saved = savedAt{head: info.Head, revision: info.Revision, incarnate: info.Incarnation,
+		state: d.stateJSON(newSanitizer(c.Redact)), toolCalls: d.ToolCalls}
+	return true, nil
 }
 
 // encodeEach writes n values with write, one writer into one buffer, and

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"ToolCalls", testToolCalls},
 		{"BadFirstBatch", testBadFirstBatch},
 		{"Recreated", testRecreated},
+		{"LostAcknowledgement", testLostAcknowledgement},
 		{"Watch", testWatch},
 	}
 	for _, tt := range tests {
@@ -643,4 +644,86 @@ func testRecreated(t *testing.T, s nous.Store) {
 	must(t, b.Save(ctx, s))
 	refused(t, "Refresh from the re-created log, moved on", reader, nous.ErrConflict, func() error { return reader.Refresh(ctx, s) })
 	sameContext(t, b, load(t, s, b.Log().ID()))
+}
+
+// lostAck is a store whose Append stores the batch and then, once armed,
+// fails as a connection lost before the reply would.
+type lostAck struct {
+	nous.Store
+	armed bool
+}
+
+var errLostAck = errors.New("connection reset before the reply")
+
+func (s *lostAck) Append(ctx context.Context, b nous.Batch) error {
+	if err := s.Store.Append(ctx, b); err != nil {
+		return err
+	}
+	if s.armed {
+		s.armed = false
+		return errLostAck
+	}
+	return nil
+}
+
+// A save whose reply was lost after the store kept it is found at the next
+// save, which stores nothing twice: retried as it was, or with more added
+// since. A state-only save is taken as its own only when the store holds
+// exactly what it would store, so another writer's is still a conflict.
+func testLostAcknowledgement(t *testing.T, backend nous.Store) {
+	ctx := context.Background()
+	s := &lostAck{Store: backend}
+	lose := func(c *nous.Context) {
+		t.Helper()
+		s.armed = true
+		if err := c.Save(ctx, s); !errors.Is(err, errLostAck) {
+			t.Fatalf("Save with its reply lost: %v", err)
+		}
+	}
+	c := conversation(t, 1)
+	lose(c) // the first save, which creates the log
+	must(t, c.Save(ctx, s))
+	sameContext(t, c, load(t, s, c.Log().ID()))
+
+	must(t, c.AddMessage(nous.UserMessage("retried as it was")))
+	lose(c)
+	must(t, c.Save(ctx, s))
+	sameContext(t, c, load(t, s, c.Log().ID()))
+
+	must(t, c.AddMessage(nous.UserMessage("lost")))
+	c.AddToolCall(nous.ToolCall{ID: "lost", Name: "f"})
+	lose(c)
+	must(t, c.AddMessage(nous.UserMessage("added after")))
+	c.AddToolCall(nous.ToolCall{ID: "after", Name: "f"})
+	c.Iteration++
+	must(t, c.Save(ctx, s))
+	sameContext(t, c, load(t, s, c.Log().ID()))
+	if info := infoOf(t, s, c.Log().ID()); info.Head != int64(c.Log().Len()) {
+		t.Fatalf("stored head %d, want %d", info.Head, c.Log().Len())
+	}
+
+	c.Iteration++
+	lose(c) // state only
+	must(t, c.Save(ctx, s))
+	sameContext(t, c, load(t, s, c.Log().ID()))
+
+	other := load(t, s, c.Log().ID())
+	other.AgentName = "other"
+	must(t, other.Save(ctx, s)) // another writer's state-only save
+	c.AgentName = "mine"
+	refused(t, "a state-only save after another writer's", c, nous.ErrConflict, func() error { return c.Save(ctx, s) })
+	sameContext(t, other, load(t, s, c.Log().ID()))
+}
+
+// infoOf returns the listed info of log id.
+func infoOf(t *testing.T, s nous.Store, id uuid.UUID) nous.LogInfo {
+	t.Helper()
+	for info, err := range s.List(context.Background(), nous.ListOptions{}) {
+		must(t, err)
+		if info.ID == id {
+			return info
+		}
+	}
+	t.Fatalf("log %s is not listed", id)
+	return nous.LogInfo{}
 }
