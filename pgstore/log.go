@@ -236,7 +236,8 @@ func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.Lo
 
 // Delete implements [nous.Store]. It deletes the log's row first, which
 // waits for a save of it in progress; then, with a snapshot taken after,
-// its events and tool calls, that save's included.
+// its events and tool calls, that save's included; and it notifies the
+// log's watchers, which end.
 func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -252,7 +253,10 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM nous_tool_calls WHERE log_id = $1`, id)
+		if _, err := tx.Exec(ctx, `DELETE FROM nous_tool_calls WHERE log_id = $1`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify('nous_log', $1::text)`, id) // its watchers end
 		return err
 	})
 	if err != nil {
