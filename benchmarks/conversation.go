@@ -129,10 +129,15 @@ type ADK struct {
 // only collects the contents' pointers: the least any request built from
 // ADK's session can cost.
 func NewADK(copyWalk bool) (*ADK, error) {
+	return newADK(session.InMemoryService(), copyWalk, "s1")
+}
+
+// newADK starts a conversation of session id in svc.
+func newADK(svc session.Service, copyWalk bool, id string) (*ADK, error) {
 	a := &ADK{
-		svc:  session.InMemoryService(),
+		svc:  svc,
 		ctx:  context.Background(),
-		get:  session.GetRequest{AppName: "weather", UserID: "ada", SessionID: "s1"},
+		get:  session.GetRequest{AppName: "weather", UserID: "ada", SessionID: id},
 		Copy: copyWalk,
 	}
 	_, err := a.svc.Create(a.ctx, &session.CreateRequest{AppName: a.get.AppName, UserID: a.get.UserID, SessionID: a.get.SessionID})

@@ -1,0 +1,286 @@
+package benchmarks
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/nous-go/nous"
+)
+
+// pgSchema returns a DSN of the server NOUS_TEST_POSTGRES_DSN names whose
+// search_path is a schema of its own, dropped when tb ends; without the
+// variable it skips tb.
+func pgSchema(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv("NOUS_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		tb.Skip("NOUS_TEST_POSTGRES_DSN is not set: run with ../.ci/with-postgres go test ..., which starts a throwaway PostgreSQL")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	name := "bench_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			tb.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
+			tb.Error(err)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// pgImpl is an implementation of the conversation on PostgreSQL; new
+// starts a conversation in the schema dsn names.
+type pgImpl struct {
+	name string
+	new  func(tb testing.TB, dsn string) Conversation
+}
+
+var pgImpls = []pgImpl{
+	{"adk", func(tb testing.TB, dsn string) Conversation {
+		a, err := NewADKDatabase(dsn)
+		must(tb, err)
+		return a
+	}},
+	{"nous-" + Resident, storedNous(Resident, 1)},
+	{"nous-" + Cached, storedNous(Cached, 2)},
+	{"nous-" + Cold, storedNous(Cold, 1)},
+	{"floor-cold", func(tb testing.TB, dsn string) Conversation {
+		f, err := NewFloorPG(context.Background(), pool(tb, dsn))
+		must(tb, err)
+		return f
+	}},
+}
+
+func storedNous(mode string, handles int) func(tb testing.TB, dsn string) Conversation {
+	return func(tb testing.TB, dsn string) Conversation {
+		ctx := context.Background()
+		stores, err := OpenPgstore(ctx, dsn, handles)
+		must(tb, err)
+		var ss []nous.Store
+		for _, s := range stores {
+			tb.Cleanup(s.Close)
+			ss = append(ss, s)
+		}
+		c, err := NewStoredNous(ctx, mode, ss...)
+		must(tb, err)
+		return c
+	}
+}
+
+// pool returns a pool on dsn, closed when tb ends.
+func pool(tb testing.TB, dsn string) *pgxpool.Pool {
+	p, err := pgxpool.New(context.Background(), dsn)
+	must(tb, err)
+	tb.Cleanup(p.Close)
+	return p
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestPostgresSameConversation checks that every implementation on
+// PostgreSQL ends the same conversation with the same history and state.
+func TestPostgresSameConversation(t *testing.T) {
+	dsn := pgSchema(t)
+	const turns = 30
+	for _, impl := range pgImpls {
+		t.Run(impl.name, func(t *testing.T) {
+			c := impl.new(t, dsn)
+			for i := range turns {
+				n, err := c.Turn(i)
+				must(t, err)
+				if want := 3*i + 1; n != want && n != want+1 {
+					t.Fatalf("turn %d: the request has %d messages, want %d (+1 for a system message)", i, n, want)
+				}
+			}
+			msgs, cities, last, err := c.Summary()
+			must(t, err)
+			if want := 3 * turns; msgs != want && msgs != want+1 {
+				t.Errorf("%d messages, want %d (+1 for a system message)", msgs, want)
+			}
+			if cities != turns || last != turn(turns-1).city {
+				t.Errorf("state: %d cities, last %q; want %d, %q", cities, last, turns, turn(turns-1).city)
+			}
+		})
+	}
+}
+
+// BenchmarkPostgresConversation runs a whole conversation of the given
+// number of turns per op on PostgreSQL, in each implementation, and
+// reports the average cost of a turn (ns/turn). ADK and nous-cold read the
+// whole session every turn; nous-resident and nous-cached only save (and
+// refresh) what is new.
+func BenchmarkPostgresConversation(b *testing.B) {
+	dsn := pgSchema(b)
+	for _, turns := range []int{250, 1000} {
+		for _, impl := range pgImpls {
+			b.Run("turns="+strconv.Itoa(turns)+"/impl="+impl.name, func(b *testing.B) {
+				if turns > 250 && testing.Short() {
+					b.Skip("-short: 1,000 turns only in a full run")
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := Run(impl.new(b, dsn), turns); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+			})
+		}
+	}
+}
+
+// BenchmarkPostgresSave measures one turn saved by a resident context
+// (three events and the state, one statement) against the floor: the same
+// rows inserted by pgx in one transaction, in one round trip, with nothing
+// read. Each op adds a turn to a session that keeps growing.
+func BenchmarkPostgresSave(b *testing.B) {
+	dsn := pgSchema(b)
+	ctx := context.Background()
+	b.Run("impl=nous", func(b *testing.B) {
+		stores, err := OpenPgstore(ctx, dsn, 1)
+		must(b, err)
+		defer stores[0].Close()
+		c, err := NewStoredNous(ctx, Resident, stores[0])
+		must(b, err)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := c.Turn(i); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("impl=floor", func(b *testing.B) {
+		f, err := NewFloorPG(ctx, pool(b, dsn))
+		must(b, err)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if err := f.write(ctx, i); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkPostgresLoad measures Load of a 10,000-event session against
+// the floor: one SELECT of the same event bodies through pgx, each decoded
+// with Event's JSON.
+func BenchmarkPostgresLoad(b *testing.B) {
+	dsn := pgSchema(b)
+	ctx := context.Background()
+	stores, err := OpenPgstore(ctx, dsn, 1)
+	must(b, err)
+	defer stores[0].Close()
+	c := NewNous(false)
+	for i := 0; c.c.Log().Len() < 10_000; i++ {
+		if _, err := c.Turn(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(b, c.c.Save(ctx, stores[0]))
+	id := c.c.Log().ID()
+	b.Run("impl=nous", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := nous.Load(ctx, stores[0], id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=floor", func(b *testing.B) {
+		p := pool(b, dsn)
+		b.ReportAllocs()
+		for b.Loop() {
+			events, err := ReadEvents(ctx, p, `SELECT body FROM nous_events WHERE log_id = $1 ORDER BY seq`, id)
+			if err != nil || len(events) != c.c.Log().Len() {
+				b.Fatal(len(events), err)
+			}
+		}
+	})
+}
+
+// TestPostgresStatements counts the statements (pg_stat_statements) and
+// the transactions committed (pg_stat_database) of a turn in ADK and in
+// nous (resident), and logs them, for BENCHMARKS.md.
+func TestPostgresStatements(t *testing.T) {
+	dsn := pgSchema(t)
+	ctx := context.Background()
+	query := func(sql string, dest ...any) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, dsn) // a backend of its own, whose stats are flushed when it exits
+		must(t, err)
+		defer conn.Close(ctx)
+		must(t, conn.QueryRow(ctx, sql).Scan(dest...))
+	}
+	var ok bool
+	query(`SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'pg_stat_statements'`, &ok)
+	conn, err := pgx.Connect(ctx, dsn)
+	must(t, err)
+	_, err = conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public; SELECT public.pg_stat_statements_reset()`)
+	conn.Close(ctx)
+	if !ok || err != nil {
+		t.Skipf("pg_stat_statements is not available (.ci/with-postgres preloads it): %v", err)
+	}
+	const turns = 100
+	// measure returns the statements, explicit COMMITs and transactions
+	// committed while run runs, in a subtest whose pools are closed at its
+	// end, so that their backends exit and flush their stats (an idle
+	// backend flushes them only every ten seconds or so).
+	measure := func(name string, run func(t *testing.T)) (statements, commits, xacts float64) {
+		var before, after float64
+		t.Run(name, func(t *testing.T) {
+			query(`SELECT public.pg_stat_statements_reset() IS NOT NULL`, &ok)
+			query(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`, &before)
+			run(t)
+			query(`SELECT coalesce(sum(calls), 0), coalesce(sum(calls) FILTER (WHERE query ILIKE 'commit%'), 0) FROM public.pg_stat_statements
+				WHERE query NOT ILIKE '%pg_stat%' AND query NOT ILIKE '%pg_database%'`, &statements, &commits)
+		})
+		time.Sleep(500 * time.Millisecond)
+		query(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`, &after)
+		return statements, commits, after - before
+	}
+	_, _, offset := measure("nothing", func(*testing.T) {}) // the transactions of measure itself
+	for _, impl := range pgImpls[:2] {
+		statements, commits, xacts := measure(impl.name, func(t *testing.T) {
+			must(t, Run(impl.new(t, dsn), turns)) // its creation included: at most a few statements
+		})
+		t.Logf("%s: %.2f statements, %.2f explicit COMMITs, %.2f transactions committed per turn",
+			impl.name, statements/turns, commits/turns, (xacts-offset)/turns)
+	}
+}
