@@ -225,5 +225,3 @@ func OpenPgstore(ctx context.Context, dsn string, n int) ([]*pgstore.Store, erro
 	}
 	return out, nil
 }
-
-
