@@ -2,16 +2,19 @@ package benchmarks
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/adk/v2/session"
 
 	"github.com/nous-go/nous"
 )
@@ -283,4 +286,113 @@ func TestPostgresStatements(t *testing.T) {
 		t.Logf("%s: %.2f statements, %.2f explicit COMMITs, %.2f transactions committed per turn",
 			impl.name, statements/turns, commits/turns, (xacts-offset)/turns)
 	}
+}
+
+// TestPostgresTwoWriters has two replicas update one session at once, each
+// its own key of the state, N times: a counter it reads, adds one to and
+// writes back, retrying what its store refuses. No update conflicts with
+// the other replica's, so both counters must end at N. It logs what each
+// library did: ADK's lost updates (its read-check-write of the session's
+// state is not atomic: two appends that read the same state both pass its
+// staleness check, and the second writes back a state without the first's
+// key), against nous's conflicts, each redone on the stored log.
+func TestPostgresTwoWriters(t *testing.T) {
+	dsn := pgSchema(t)
+	ctx := context.Background()
+	const n = 100
+	t.Run("adk", func(t *testing.T) {
+		a, err := NewADKDatabase(dsn)
+		must(t, err)
+		b, err := NewADKDatabase(dsn) // another replica: its own service and pool
+		must(t, err)
+		b.get = a.get
+		refused, errs := [2]int{}, make(chan error, 2)
+		var wg sync.WaitGroup
+		for w, r := range []*ADK{a, b} {
+			key := []string{"a", "b"}[w]
+			wg.Go(func() {
+				for i := 0; i < n; {
+					resp, err := r.svc.Get(ctx, &r.get)
+					if err != nil {
+						errs <- err
+						return
+					}
+					v, _ := resp.Session.State().Get(key)
+					count, _ := v.(float64)
+					e := session.NewEvent(ctx, "inv")
+					e.Author = "tool"
+					e.Actions.StateDelta[key] = count + 1
+					if err := r.svc.AppendEvent(ctx, resp.Session, e); err != nil {
+						refused[w]++ // stale: read again and redo
+						continue
+					}
+					i++
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		resp, err := a.svc.Get(ctx, &a.get)
+		must(t, err)
+		va, _ := resp.Session.State().Get("a")
+		vb, _ := resp.Session.State().Get("b")
+		ca, _ := va.(float64)
+		cb, _ := vb.(float64)
+		t.Logf("adk: %d updates each acknowledged; the state holds a=%v b=%v: %d lost; %d appends refused as stale",
+			n, ca, cb, 2*n-int(ca)-int(cb), refused[0]+refused[1])
+	})
+	t.Run("nous", func(t *testing.T) {
+		stores, err := OpenPgstore(ctx, dsn, 2)
+		must(t, err)
+		defer stores[0].Close()
+		defer stores[1].Close()
+		c := nous.NewContext()
+		must(t, c.Save(ctx, stores[0]))
+		conflicts, errs := [2]int{}, make(chan error, 2)
+		var wg sync.WaitGroup
+		for w, s := range stores {
+			key := []string{"a", "b"}[w]
+			wg.Go(func() {
+				for i := 0; i < n; {
+					mine, err := nous.Load(ctx, s, c.Log().ID())
+					if err != nil {
+						errs <- err
+						return
+					}
+					count, _ := nous.Dep[float64](mine.Deps, key)
+					if err := nous.NewContextUpdate().Set(key, count+1).Apply(mine); err != nil {
+						errs <- err
+						return
+					}
+					err = mine.Save(ctx, s)
+					if errors.Is(err, nous.ErrConflict) {
+						conflicts[w]++ // the other replica saved first: load and redo
+						continue
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					i++
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		final, err := nous.Load(ctx, stores[0], c.Log().ID())
+		must(t, err)
+		ca, _ := nous.Dep[float64](final.Deps, "a")
+		cb, _ := nous.Dep[float64](final.Deps, "b")
+		if ca != n || cb != n {
+			t.Errorf("nous lost updates: a=%v b=%v, want %d each", ca, cb, n)
+		}
+		t.Logf("nous: %d updates each acknowledged; the state holds a=%v b=%v: %d lost; %d saves refused as conflicts and redone",
+			n, ca, cb, 2*n-int(ca)-int(cb), conflicts[0]+conflicts[1])
+	})
 }
