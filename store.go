@@ -386,9 +386,15 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err != nil {
 		return err
 	}
-	// Apply the events to a copy of the log and view, which c's own never
-	// see, so that a bad event leaves c as it was.
-	l, view := *c.log.snapshot(), slices.Clone(c.view)
+	// Apply the events to copies of the log and the view, so that a bad
+	// event leaves c as it was. The log's copy appends past the end c's
+	// sees, into room only c's own appends would use: no copying. The view
+	// is copied only when an event would move entries c's view holds (a
+	// replacement, an insertion), or when c shares it with a clone.
+	l, view := c.log, c.view
+	if c.viewShared || slices.ContainsFunc(events, func(e Event) bool { return e.Type == EventReplace || e.After != 0 }) {
+		view = slices.Clone(c.view)
+	}
 	for i := range events {
 		if view, err = l.appendStored(view, &events[i]); err != nil {
 			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)

@@ -1,0 +1,142 @@
+package nous_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/storetest"
+)
+
+func serialized(t *testing.T, c *nous.Context) []byte {
+	t.Helper()
+	b, err := c.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Refresh folds what another writer saved: replacements, insertions after
+// a message (patched tool calls), plain appends; into a context whose view
+// a clone shares, which the clone does not see.
+func TestRefreshFolds(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	a := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
+	call := nous.ToolCall{ID: "c1", Name: "f"}
+	mustDo(t, a.AddMessages(nous.UserMessage("q"), nous.AssistantMessage("", call)))
+	mustDo(t, a.Save(ctx, s))
+	b, err := nous.Load(ctx, s, a.Log().ID())
+	mustDo(t, err)
+	clone := b.Clone() // shares b's view
+	before := serialized(t, clone)
+
+	mustDo(t, a.AddMessage(nous.UserMessage("next")))
+	if n := a.PatchDanglingToolCalls(); n != 1 {
+		t.Fatalf("patched %d calls", n)
+	}
+	mustDo(t, a.ReplaceMessageRange(0, 0, nous.SystemMessage("summary")))
+	for i := range 600 { // past a chunk of the log
+		mustDo(t, a.AddMessage(nous.UserMessage(string(rune('a'+i%26)))))
+	}
+	mustDo(t, a.Save(ctx, s))
+	mustDo(t, b.Refresh(ctx, s))
+	if x, y := serialized(t, a), serialized(t, b); !bytes.Equal(x, y) {
+		t.Fatalf("refreshed context differs from the saver's:\n%s\n%s", y, x)
+	}
+	if got := serialized(t, clone); !bytes.Equal(got, before) {
+		t.Fatal("Refresh changed a clone of the context")
+	}
+	mustDo(t, clone.AddMessage(nous.UserMessage("the clone's own")))
+	if x, y := serialized(t, a), serialized(t, b); !bytes.Equal(x, y) {
+		t.Fatal("the clone's append reached the refreshed context")
+	}
+
+	// Plain appends refreshed into a view a clone shares: the context's
+	// later replacement must not reach the clone.
+	clone = b.Clone()
+	before = serialized(t, clone)
+	mustDo(t, a.AddMessage(nous.UserMessage("plain")))
+	mustDo(t, a.Save(ctx, s))
+	mustDo(t, b.Refresh(ctx, s))
+	mustDo(t, b.ReplaceMessage(b.Len()-2, nous.UserMessage("replaced after the refresh")))
+	if got := serialized(t, clone); !bytes.Equal(got, before) {
+		t.Fatal("a replacement after Refresh reached a clone")
+	}
+}
+
+// badEvents is a store whose Read gives one event changed by bad.
+type badEvents struct {
+	nous.Store
+	bad func(e map[string]any)
+}
+
+func (s badEvents) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	st, err := s.Store.Read(ctx, id, after)
+	if err != nil || len(st.Events) == 0 {
+		return st, err
+	}
+	events := append([]json.RawMessage(nil), st.Events...)
+	last := len(events) - 1
+	var e map[string]any
+	if err := json.Unmarshal(events[last], &e); err != nil {
+		return st, err
+	}
+	s.bad(e)
+	events[last], _ = json.Marshal(e)
+	st.Events = events
+	return st, nil
+}
+
+// A Refresh that meets a bad stored event, after good ones, fails with
+// ErrCorrupt and leaves the context as it was: its later appends and a
+// later Refresh see none of what the failed one began.
+func TestRefreshBadEventChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	for name, bad := range map[string]func(e map[string]any){
+		"seq":             func(e map[string]any) { e["seq"] = 99 },
+		"replace anchors": func(e map[string]any) { e["type"], e["first"], e["last"] = "replace", 1000, 1001 },
+		"after":           func(e map[string]any) { e["after"] = 1000 },
+		"no message":      func(e map[string]any) { e["type"] = "user_message"; delete(e, "message") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := storetest.NewMemory()
+			a := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
+			mustDo(t, a.AddMessages(nous.UserMessage("one"), nous.UserMessage("two")))
+			mustDo(t, a.Save(ctx, s))
+			b, err := nous.Load(ctx, s, a.Log().ID())
+			mustDo(t, err)
+			for range 3 {
+				mustDo(t, a.AddMessage(nous.UserMessage("more")))
+			}
+			mustDo(t, a.ReplaceMessage(0, nous.UserMessage("one, replaced")))
+			mustDo(t, a.AddMessage(nous.UserMessage("last"))) // the event made bad
+			mustDo(t, a.Save(ctx, s))
+			before := serialized(t, b)
+			if err := b.Refresh(ctx, badEvents{s, bad}); !errors.Is(err, nous.ErrCorrupt) {
+				t.Fatalf("Refresh of a bad event: %v, want ErrCorrupt", err)
+			}
+			if got := serialized(t, b); !bytes.Equal(got, before) {
+				t.Fatalf("a failed Refresh changed the context:\n%s\n%s", got, before)
+			}
+			mustDo(t, b.Refresh(ctx, s))
+			if x, y := serialized(t, a), serialized(t, b); !bytes.Equal(x, y) {
+				t.Fatalf("Refresh after a failed one:\n%s\n%s", y, x)
+			}
+		})
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
