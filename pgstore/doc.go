@@ -8,8 +8,10 @@
 // creates the schema when the database does not have it yet; several
 // processes may open at once. The tables live in the first schema of the
 // connection's search_path: to keep several stores apart in one database,
-// give each its own, e.g. with options=-c%20search_path%3Dtenant_a in the
-// DSN.
+// give each a schema of its own, e.g. with search_path=tenant_a in a URL
+// DSN (postgres://app@db/agents?search_path=tenant_a). Times are stored
+// as timestamptz, to the microsecond: a LogInfo's UpdatedAt reads back so;
+// an event's own time is in its body, to the nanosecond.
 //
 // # Schema
 //
