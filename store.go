@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"time"
 
@@ -122,6 +123,7 @@ type Watcher interface {
 // savedAt is what a context remembers of the store it was last loaded,
 // saved or refreshed with.
 type savedAt struct {
+	store     Store      // the handle it last used
 	head      int64      // the seq it last saw stored
 	revision  int64      // the revision it last saw stored; 0: never saved
 	incarnate uuid.UUID  // the incarnation it last saw stored
@@ -151,9 +153,21 @@ func (c *Context) newToolCalls() int {
 
 // markSaved records what c's store now holds: calls from index callsAt on
 // are new in the store, those before it were there already.
-func (c *Context) markSaved(info *LogInfo, state []byte, callsAt int) {
-	calls := append(c.saved.toolCalls[:callsAt], c.ToolCalls[callsAt:]...) // amortized: its own array
-	c.saved = savedAt{head: info.Head, revision: info.Revision, incarnate: info.Incarnation, state: state, toolCalls: calls}
+// It keeps copies of the new calls, so that one changed in place later
+// is seen as changed.
+func (c *Context) markSaved(s Store, info *LogInfo, state []byte, callsAt int) {
+	calls := append(c.saved.toolCalls[:callsAt], cloneToolCalls(c.ToolCalls[callsAt:])...) // amortized: its own array
+	c.saved = savedAt{store: s, head: info.Head, revision: info.Revision, incarnate: info.Incarnation, state: state, toolCalls: calls}
+}
+
+// sameStore reports whether a and b are surely the same store handle: a
+// save with nothing new skips only the store c last used. A store of a type
+// that cannot be compared is never surely the same.
+func sameStore(a, b Store) bool {
+	if a == nil || b == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -171,7 +185,12 @@ func (c *Context) markSaved(info *LogInfo, state []byte, callsAt int) {
 // to redo the turn on the stored log: [Context.Refresh] (when c has no
 // unsaved changes) or [Load], then add the turn's messages again and save.
 // A context that was never saved to s (a new one, a clone, one from
-// Deserialize) conflicts when its log is already there.
+// Deserialize) conflicts when its log is already there. A context knows its
+// log as one store holds it: saving a context loaded from or saved to one
+// store into another is an error wrapping [ErrNotFound]; to copy a session
+// to another store, save Deserialize(c.Serialize()) there. A save with
+// nothing new skips only the store handle c last used; given another
+// handle, it stores its state again, which tells whether the log is there.
 //
 // A save that fails leaves c as it was, even when the store kept the batch
 // and only the reply was lost (a connection dropped after the commit, ctx
@@ -194,7 +213,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	san := newSanitizer(c.Redact)
 	state := c.stateJSON(san)
 	head, callsAt := c.log.len(), c.newToolCalls()
-	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) {
+	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) && sameStore(s, c.saved.store) {
 		return nil
 	}
 	calls, err := encodeEach(len(c.ToolCalls)-callsAt, func(jw *jsonWriter, i int) {
@@ -229,7 +248,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		}
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.markSaved(&info, state, callsAt)
+	c.markSaved(s, &info, state, callsAt)
 	return nil
 }
 
@@ -269,7 +288,7 @@ func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	c.saved = savedAt{head: info.Head, revision: info.Revision, incarnate: info.Incarnation,
+	c.saved = savedAt{store: s, head: info.Head, revision: info.Revision, incarnate: info.Incarnation,
 		state: d.stateJSON(newSanitizer(c.Redact)), toolCalls: d.ToolCalls}
 	return true, nil
 }
@@ -347,7 +366,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.markSaved(&info, c.stateJSON(newSanitizer(c.Redact)), 0)
+	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), 0)
 	return c, nil
 }
 
@@ -405,7 +424,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.markSaved(&info, c.stateJSON(newSanitizer(c.Redact)), 0)
+	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), 0)
 	return nil
 }
 

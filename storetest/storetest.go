@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}
+	t.Run("SecondStore", func(t *testing.T) { testSecondStore(t, open(t), open(t)) })
 }
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -518,6 +519,12 @@ func testToolCalls(t *testing.T, s nous.Store) {
 	c.AddToolCall(nous.ToolCall{ID: "added", Name: "h"})
 	check("deleted then added", 3)
 
+	// A call changed in place, by a new metadata key, is a rewrite.
+	c.ToolCalls[0].Metadata = map[string]any{"a": "x"}
+	check("metadata set", 3)
+	c.ToolCalls[0].Metadata["signature"] = "sig"
+	check("a metadata key added in place", 3)
+
 	// A loaded context goes on adding to what is stored.
 	d := load(t, s, c.Log().ID())
 	d.AddToolCall(nous.ToolCall{ID: "after load", Name: "h"})
@@ -726,4 +733,24 @@ func infoOf(t *testing.T, s nous.Store, id uuid.UUID) nous.LogInfo {
 	}
 	t.Fatalf("log %s is not listed", id)
 	return nous.LogInfo{}
+}
+
+// A context knows its log as one store holds it: saving it into a second
+// store that does not hold the log is an error, never a silent success,
+// even with nothing new to save; a copy made with Deserialize saves there.
+func testSecondStore(t *testing.T, a, b nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, a))
+	refused(t, "an idle save into a second store", c, nous.ErrNotFound, func() error { return c.Save(ctx, b) })
+	must(t, c.AddMessage(nous.UserMessage("more")))
+	refused(t, "a save into a second store", c, nous.ErrNotFound, func() error { return c.Save(ctx, b) })
+	data, err := c.Serialize()
+	must(t, err)
+	copied, err := nous.DeserializeWithLogger(data, quiet)
+	must(t, err)
+	must(t, copied.Save(ctx, b))
+	sameContext(t, c, load(t, b, c.Log().ID()))
+	must(t, c.Save(ctx, a)) // c still saves to its own store
+	sameContext(t, c, load(t, a, c.Log().ID()))
 }
