@@ -3,6 +3,7 @@ package filestore
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/nous-go/nous"
@@ -75,6 +76,63 @@ func TestFaults(t *testing.T) {
 			}
 			if err := got.Save(ctx, s); err != nil {
 				t.Fatalf("save after the reopen: %v", err)
+			}
+		})
+	}
+}
+
+// A first save whose file write fails leaves no log and no temporary
+// file, and the save can be retried; one whose directory fsync fails after
+// the rename poisons the log (its name may not survive a crash) until the
+// store is opened again, which finds it, and the context's retry then
+// stores nothing twice.
+func TestCreateFaults(t *testing.T) {
+	ctx := context.Background()
+	for _, op := range []string{"create", "syncdir"} {
+		t.Run(op, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			injected := errors.New("injected " + op + " failure")
+			s.fault = func(o string) error {
+				if o == op {
+					return injected
+				}
+				return nil
+			}
+			c := nous.NewContext()
+			if err := c.AddMessage(nous.UserMessage("one")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Save(ctx, s); !errors.Is(err, injected) {
+				t.Fatalf("first save with a failed %s: %v", op, err)
+			}
+			s.fault = nil
+			tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+			if len(tmps) != 0 {
+				t.Fatalf("temporary files left: %v", tmps)
+			}
+			if op == "syncdir" {
+				if err := c.Save(ctx, s); err == nil {
+					t.Fatal("a poisoned log saved again without a reopen")
+				}
+				s.Close()
+				if s, err = Open(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer s.Close()
+			if err := c.Save(ctx, s); err != nil {
+				t.Fatalf("the retried save: %v", err)
+			}
+			got, err := nous.Load(ctx, s, c.Log().ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Len() != 1 || got.Log().Len() != 1 {
+				t.Fatalf("loaded %d messages, %d events, want 1 and 1", got.Len(), got.Log().Len())
 			}
 		})
 	}

@@ -93,8 +93,15 @@ func Open(dir string, opts ...Option) (*Store, error) {
 			o(&s.opts)
 		}
 	}
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) && !s.opts.noSync {
+		// A directory just made: its name must survive a crash too.
+		if err := syncDirectory(filepath.Dir(filepath.Clean(dir))); err != nil {
+			return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
+		}
 	}
 	unlock, err := lock(filepath.Join(dir, "LOCK"))
 	if err != nil {
@@ -160,6 +167,9 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 			return nil, err
 		}
 	}
+	// The state and the tool calls are slices of b: copied, so that the
+	// file's content, events included, is not kept in memory.
+	lf.state, lf.toolCalls = bytes.Clone(lf.state), cloneEvents(lf.toolCalls)
 	e := &entry{file: lf}
 	s.logs[id] = e
 	return e, nil
@@ -190,6 +200,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return err
 	}
 	id := b.Info.ID
+	if id == uuid.Nil {
+		return errors.New("filestore: a batch of the nil log ID")
+	}
 	if b.Info.Head != b.After+int64(len(b.Events)) {
 		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	}
@@ -220,6 +233,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	}
 	if e == nil {
 		if err := s.create(id, buf); err != nil {
+			if errors.As(err, new(errRenamed)) {
+				s.logs[id] = &entry{poisoned: err}
+			}
 			return err
 		}
 		e = &entry{file: logFile{good: int64(len(magic))}}
@@ -269,12 +285,28 @@ func (s *Store) create(id uuid.UUID, content []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	return s.syncDir()
+	if err := orElse(s.injected("syncdir"), s.syncDir); err != nil {
+		// The file is in place, but its name may not survive a crash:
+		// the caller poisons the log until the store is opened again.
+		return errRenamed{fmt.Errorf("filestore: log %s: %w", id, err)}
+	}
+	return nil
 }
+
+// errRenamed is a failed create whose file is in place: the log is
+// poisoned, not absent.
+type errRenamed struct{ error }
+
+func (e errRenamed) Unwrap() error { return e.error }
 
 func (s *Store) writeFile(name string, content []byte) error {
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
+		return err
+	}
+	if err := s.injected("create"); err != nil {
+		f.Write(content[:len(content)/2])
+		f.Close()
 		return err
 	}
 	if _, err := f.Write(content); err != nil {
@@ -340,18 +372,26 @@ func orElse(err error, f func() error) error {
 }
 
 func (s *Store) syncDir() error {
-	// Windows cannot fsync a directory opened for reading, as os.Open
-	// opens it, and NTFS journals the rename itself.
-	if s.opts.noSync || runtime.GOOS == "windows" {
+	if s.opts.noSync {
 		return nil
 	}
-	d, err := os.Open(s.dir)
+	return syncDirectory(s.dir)
+}
+
+// syncDirectory fsyncs directory dir, so that the names made or removed
+// in it survive a crash. Windows cannot fsync a directory opened for
+// reading, as os.Open opens it, and NTFS journals a rename itself.
+func syncDirectory(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("filestore: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("filestore: fsync %s: %w", s.dir, err)
+		return fmt.Errorf("filestore: fsync %s: %w", dir, err)
 	}
 	return nil
 }
@@ -438,18 +478,20 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.logs[id] // a poisoned log may be deleted too
-	if !ok || e.poisoned == nil {
-		var err error
-		if e, err = s.load(id); err != nil {
-			return err
-		}
+	if s.closed {
+		return errors.New("filestore: the store is closed")
 	}
-	if e == nil {
+	// The file goes whatever it holds: a poisoned or corrupt log may be
+	// deleted too, without being read.
+	if e, ok := s.logs[id]; ok {
+		e.close()
+	}
+	err := os.Remove(s.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		delete(s.logs, id)
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	}
-	e.close()
-	if err := os.Remove(s.path(id)); err != nil {
+	if err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	delete(s.logs, id)
@@ -465,9 +507,12 @@ func (s *Store) notify(id uuid.UUID) {
 	}
 }
 
-// Watch implements [nous.Watcher] for the saves made through s.
+// Watch implements [nous.Watcher] for the saves made through s. A log that
+// is deleted, or deleted and saved again, ends it with an error wrapping
+// [nous.ErrNotFound].
 func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[nous.Event, error] {
 	return func(yield func(nous.Event, error) bool) {
+		var incarnation uuid.UUID // of the log watched: another under its ID ends the watch
 		for {
 			s.mu.Lock()
 			ch, ok := s.changed[id]
@@ -477,10 +522,14 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 			}
 			s.mu.Unlock()
 			st, err := s.Read(ctx, id, after)
+			if err == nil && incarnation != uuid.Nil && st.Info.Incarnation != incarnation {
+				err = fmt.Errorf("filestore: log %s was deleted and saved again: %w", id, nous.ErrNotFound)
+			}
 			if err != nil {
 				yield(nous.Event{}, err)
 				return
 			}
+			incarnation = st.Info.Incarnation
 			for _, b := range st.Events {
 				var e nous.Event
 				if err := json.Unmarshal(b, &e); err != nil {

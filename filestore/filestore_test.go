@@ -327,3 +327,73 @@ func TestOpenFilesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// Zeros at the end of a log file, as a file system that made the file
+// longer before writing the bytes leaves after a crash, are a torn tail:
+// every whole save before them loads, and saves go on.
+func TestZeroFilledTail(t *testing.T) {
+	c, files, docs := saves(t, t.TempDir(), 3)
+	id := c.Log().ID()
+	for _, zeros := range []int{1, 11, 12, 13, 4096} {
+		dir := t.TempDir()
+		content := append(append([]byte(nil), files[len(files)-1]...), make([]byte, zeros)...)
+		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := open(t, dir, filestore.WithoutSync())
+		got, err := nous.Load(context.Background(), s, id)
+		if err != nil {
+			t.Fatalf("%d zeros: %v", zeros, err)
+		}
+		doc, err := got.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(doc) != docs[len(docs)-1] {
+			t.Fatalf("%d zeros: loaded a context that is not the last save", zeros)
+		}
+		if err := got.AddMessage(nous.UserMessage("after the crash")); err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Save(context.Background(), s); err != nil {
+			t.Fatalf("%d zeros: a save after recovery: %v", zeros, err)
+		}
+	}
+	// Zeros followed by anything else are damage.
+	dir := t.TempDir()
+	content := append(append(append([]byte(nil), files[len(files)-1]...), make([]byte, 100)...), 1)
+	if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nous.Load(context.Background(), open(t, dir, filestore.WithoutSync()), id); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("zeros, then a byte: %v, want ErrCorrupt", err)
+	}
+}
+
+// A log whose file is damaged can be deleted without being read; a batch
+// of the nil log ID is refused.
+func TestDeleteCorruptAndNilID(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, filestore.WithoutSync())
+	id := uuid.Must(uuid.NewV7())
+	if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), []byte("NOUSLOG\x01 garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := nous.Load(ctx, s, id); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("load of a damaged file: %v", err)
+	}
+	if err := s.Delete(ctx, id); err != nil {
+		t.Fatalf("delete of a damaged log: %v", err)
+	}
+	if _, err := nous.Load(ctx, s, id); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("load after the delete: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, id); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("a second delete: %v, want ErrNotFound", err)
+	}
+	b := nous.Batch{Info: nous.LogInfo{Revision: 1, UpdatedAt: time.Now()}, State: []byte(`{}`)}
+	if err := s.Append(ctx, b); err == nil {
+		t.Fatal("a batch of the nil log ID was stored")
+	}
+}

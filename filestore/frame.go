@@ -207,8 +207,10 @@ type logFile struct {
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
-// is cut off (torn true): one the file ends inside, its length checked, or
-// one that ends the file with a payload failing its checksum. Damage
+// is cut off (torn true): one the file ends inside, its length checked, one
+// that ends the file with a payload failing its checksum, or zeros to the
+// end of the file (a file system can make a file longer before it writes
+// the bytes). Damage
 // anywhere else is an error wrapping nous.ErrCorrupt that names the offset;
 // so is a file without a whole first frame, as a log file appears whole
 // (written aside, then renamed).
@@ -221,7 +223,8 @@ func parseLog(b []byte) (logFile, error) {
 	lf.good = off
 	for off < int64(len(b)) {
 		f, n, err := readFrame(b[off:])
-		last := errors.Is(err, errTorn) || (errors.Is(err, errChecksum) && off+int64(n) == int64(len(b)))
+		last := errors.Is(err, errTorn) || (errors.Is(err, errChecksum) && off+int64(n) == int64(len(b))) ||
+			(err != nil && zeros(b[off:])) // the file grew before its bytes were written
 		if last && off > int64(len(magic)) {
 			lf.torn = true // the last frame: a crash cut its write short
 			break
@@ -261,7 +264,7 @@ func (lf *logFile) add(f *frame, off int64) error {
 	}
 	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
-	lf.toolCalls = append(lf.toolCalls[:f.toolCallsAt:f.toolCallsAt], f.toolCalls...)
+	lf.toolCalls = append(lf.toolCalls[:f.toolCallsAt], f.toolCalls...) // nothing else holds lf.toolCalls: Read copies them
 	lf.frames = append(lf.frames, frameAt{off, f.after})
 	return nil
 }
@@ -296,4 +299,14 @@ func (lf *logFile) eventsAfter(r io.ReaderAt, after int64) ([]json.RawMessage, e
 		return nil, fmt.Errorf("%d events after seq %d, head %d: %w", len(events), after, lf.info.Head, nous.ErrCorrupt)
 	}
 	return events, nil
+}
+
+// zeros reports whether b holds only zero bytes.
+func zeros(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -18,7 +18,8 @@
 // Version 1, recorded in nous_schema:
 //
 //	nous_logs       one row per log: id, parent, fork_seq, incarnation,
-//	                head, revision, state (bytea), created_at, updated_at
+//	                head, revision, tool_calls (how many are stored),
+//	                state (bytea), created_at, updated_at
 //	nous_events     one row per event: log_id, seq, type, created_at, and
 //	                body (bytea): the event's JSON, the bytes Save wrote
 //	nous_tool_calls one row per stored tool call: log_id, idx, body

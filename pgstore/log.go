@@ -42,16 +42,17 @@ SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
 // times and bodies, $9 the tool calls, $10 the state, $11 the time, $12 the
 // revision after.
 const appendNext = `WITH u AS (
-	UPDATE nous_logs SET head = $4, revision = $12, state = $10, updated_at = $11
-	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $12 - 1
+	UPDATE nous_logs SET head = $4, revision = $12, state = $10, updated_at = $11,
+		tool_calls = $5::integer + cardinality($9::bytea[])
+	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $12 - 1 AND tool_calls >= $5
 	RETURNING id
 ),` + appendTail
 
 // appendFirst creates a log, with $13 its parent, $14 its fork seq and $15
 // its creation time; it does nothing when the log exists.
 const appendFirst = `WITH u AS (
-	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at)
-	VALUES ($1, $2, $4, $12, $10, $11, $13, $14, $15)
+	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at, tool_calls)
+	VALUES ($1, $2, $4, $12, $10, $11, $13, $14, $15, $5::integer + cardinality($9::bytea[]))
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ),` + appendTail
@@ -63,6 +64,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	}
 	id := b.Info.ID
 	switch {
+	case id == uuid.Nil:
+		return errors.New("pgstore: a batch of the nil log ID")
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	case b.Info.Revision < 1:
@@ -107,8 +110,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 func (s *Store) refusal(ctx context.Context, b *nous.Batch) error {
 	id := b.Info.ID
 	var head, revision int64
+	var calls int
 	var incarnation uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation)
+	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation, tool_calls FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation, &calls)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) && b.Info.Revision > 1:
 		return fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
@@ -118,6 +122,8 @@ func (s *Store) refusal(ctx context.Context, b *nous.Batch) error {
 		return fmt.Errorf("pgstore: log %s: %w", id, ctxErr(ctx, err))
 	case b.Info.Revision == 1:
 		return fmt.Errorf("pgstore: log %s exists, with head %d: %w", id, head, nous.ErrConflict)
+	case head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation && calls < b.ToolCallsAt:
+		return fmt.Errorf("pgstore: log %s: tool calls from %d of %d stored", id, b.ToolCallsAt, calls)
 	}
 	return fmt.Errorf("pgstore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
 		id, b.After, b.Info.Revision-1, b.Info.Incarnation, head, revision, incarnation, nous.ErrConflict)

@@ -78,6 +78,7 @@ CREATE TABLE IF NOT EXISTS nous_logs (
 	incarnation uuid NOT NULL,
 	head        bigint NOT NULL,
 	revision    bigint NOT NULL,
+	tool_calls  integer NOT NULL,
 	state       bytea NOT NULL,
 	created_at  timestamptz NOT NULL,
 	updated_at  timestamptz NOT NULL

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -37,6 +38,9 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if b.Info.ID == uuid.Nil {
+		return errors.New("a batch of the nil log ID")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, ok := m.logs[b.Info.ID]
@@ -64,7 +68,7 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	}
 	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
-	l.toolCalls = append(l.toolCalls[:b.ToolCallsAt:b.ToolCallsAt], clone(b.ToolCalls)...)
+	l.toolCalls = append(l.toolCalls[:b.ToolCallsAt], clone(b.ToolCalls)...) // Read copies them: nothing else holds l.toolCalls
 	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
 	return nil
 }

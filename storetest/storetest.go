@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,6 +69,8 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BackendHonoursContext", testBackendHonoursContext},
 		{"ToolCalls", testToolCalls},
 		{"BadFirstBatch", testBadFirstBatch},
+		{"BadBatches", testBadBatches},
+		{"WatchEnds", testWatchEnds},
 		{"Recreated", testRecreated},
 		{"LostAcknowledgement", testLostAcknowledgement},
 		{"Watch", testWatch},
@@ -613,7 +616,7 @@ func testReopen(t *testing.T, s nous.Store, reopen func(t *testing.T, s nous.Sto
 func testBadFirstBatch(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	id := uuid.Must(uuid.NewV7())
-	info := nous.LogInfo{ID: id, Head: 4, Revision: 1, UpdatedAt: time.Now()}
+	info := nous.LogInfo{ID: id, Head: 4, Revision: 1, Incarnation: uuid.New(), UpdatedAt: time.Now()}
 	if err := s.Append(ctx, nous.Batch{Info: info, After: 3, State: []byte(`{"version":2}`), Events: []json.RawMessage{[]byte(`{}`)}}); err == nil {
 		t.Fatal("a first batch after seq 3 was accepted")
 	}
@@ -623,6 +626,84 @@ func testBadFirstBatch(t *testing.T, s nous.Store) {
 	for info, err := range s.List(ctx, nous.ListOptions{}) {
 		if err != nil || info.ID == id {
 			t.Fatalf("List after a refused first batch: %v %v", info.ID, err)
+		}
+	}
+	nilID := nous.LogInfo{Revision: 1, Incarnation: uuid.New(), UpdatedAt: time.Now()}
+	if err := s.Append(ctx, nous.Batch{Info: nilID, State: []byte(`{"version":2}`)}); err == nil {
+		t.Fatal("a batch of the nil log ID was accepted")
+	}
+}
+
+// Batches that do not add up are refused, and change nothing: a head that
+// is not After plus the events, tool calls from beyond those stored or
+// below zero.
+func testBadBatches(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
+	must(t, c.Save(ctx, s))
+	st, err := s.Read(ctx, c.Log().ID(), 0)
+	must(t, err)
+	good := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State, ToolCallsAt: 1}
+	good.Info.Revision++
+	good.Info.UpdatedAt = time.Now()
+	event := json.RawMessage(fmt.Sprintf(`{"seq":%d,"type":"turn_start","created_at":"2026-11-30T12:00:00Z"}`, st.Info.Head+1))
+	for name, change := range map[string]func(b *nous.Batch){
+		"head beyond the events": func(b *nous.Batch) { b.Info.Head += 2; b.Events = []json.RawMessage{event} },
+		"head short of them":     func(b *nous.Batch) { b.Events = []json.RawMessage{event} },
+		"tool calls from beyond": func(b *nous.Batch) { b.ToolCallsAt = 2 },
+		"tool calls from -1":     func(b *nous.Batch) { b.ToolCallsAt = -1 },
+	} {
+		b := good
+		change(&b)
+		if err := s.Append(ctx, b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		sameContext(t, c, load(t, s, c.Log().ID()))
+	}
+	must(t, s.Append(ctx, good)) // the store still takes a good batch
+}
+
+// A watch of a log that is deleted, or deleted and saved again under its
+// ID, ends with an error wrapping ErrNotFound, and never yields an event of
+// the log saved again.
+func testWatchEnds(t *testing.T, s nous.Store) {
+	w, ok := s.(nous.Watcher)
+	if !ok {
+		t.Skip("the store is not a nous.Watcher")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, again := range []bool{false, true} {
+		c := nous.NewContext(nous.WithLogger(quiet))
+		must(t, c.AddMessage(nous.UserMessage("old 1")))
+		data, err := c.Serialize()
+		must(t, err)
+		must(t, c.AddMessages(nous.UserMessage("old 2"), nous.UserMessage("old 3")))
+		must(t, c.Save(ctx, s))
+		var last error
+		for e, err := range w.Watch(ctx, c.Log().ID(), 0) {
+			if err != nil {
+				last = err
+				break
+			}
+			if !strings.HasPrefix(e.Message.Content, "old") {
+				t.Fatalf("watched %q, of the log saved again", e.Message.Content)
+			}
+			if e.Seq == 3 { // between two reads: the log goes, and another comes
+				must(t, s.Delete(ctx, c.Log().ID()))
+				if again {
+					b, err := nous.DeserializeWithLogger(data, quiet)
+					must(t, err)
+					for i := range 4 {
+						must(t, b.AddMessage(nous.UserMessage(fmt.Sprint("new ", i))))
+					}
+					must(t, b.Save(ctx, s))
+				}
+			}
+		}
+		if !errors.Is(last, nous.ErrNotFound) {
+			t.Fatalf("saved again %v: the watch ended with %v, want ErrNotFound", again, last)
 		}
 	}
 }
