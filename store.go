@@ -453,6 +453,9 @@ func decodeState(st *Stored) (*Context, error) {
 	if err := json.Unmarshal(st.State, &w); err != nil {
 		return nil, corrupt(st.Info.ID, "state", err)
 	}
+	if v, err := parseVersion(w.Version); err != nil || v != FormatVersion {
+		return nil, corrupt(st.Info.ID, "state", fmt.Errorf("version %.40s, want %d", w.Version, FormatVersion))
+	}
 	c, err := restoreState(&w, false)
 	if err != nil {
 		return nil, corrupt(st.Info.ID, "state", err)

@@ -140,3 +140,59 @@ func mustDo(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// lying is a store whose Read results edit changes.
+type lying struct {
+	nous.Store
+	edit func(st *nous.Stored)
+}
+
+func (s *lying) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	st, err := s.Store.Read(ctx, id, after)
+	if err == nil && s.edit != nil {
+		s.edit(&st)
+	}
+	return st, err
+}
+
+// A store that returns other events than its head says, or state that does
+// not decode, is ErrCorrupt to Load and to Refresh, never a panic, and the
+// refreshed context is unchanged.
+func TestStoreThatLies(t *testing.T) {
+	ctx := context.Background()
+	for name, edit := range map[string]func(st *nous.Stored){
+		"an event short":    func(st *nous.Stored) { st.Events = st.Events[:len(st.Events)-1] },
+		"an event too many": func(st *nous.Stored) { st.Events = append(st.Events, st.Events[len(st.Events)-1]) },
+		"head beyond":       func(st *nous.Stored) { st.Info.Head += 3 },
+		"seqs swapped": func(st *nous.Stored) {
+			n := len(st.Events)
+			st.Events[n-1], st.Events[n-2] = st.Events[n-2], st.Events[n-1]
+		},
+		"an event not JSON":    func(st *nous.Stored) { st.Events[0] = json.RawMessage(`{`) },
+		"state not JSON":       func(st *nous.Stored) { st.State = []byte(`[`) },
+		"state of version 99":  func(st *nous.Stored) { st.State = []byte(`{"version":99}`) },
+		"a tool call not JSON": func(st *nous.Stored) { st.ToolCalls = []json.RawMessage{json.RawMessage(`"x"`)} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := &lying{Store: storetest.NewMemory()}
+			a := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
+			mustDo(t, a.AddMessages(nous.UserMessage("one"), nous.UserMessage("two")))
+			mustDo(t, a.Save(ctx, s))
+			b, err := nous.Load(ctx, s, a.Log().ID())
+			mustDo(t, err)
+			mustDo(t, a.AddMessages(nous.UserMessage("three"), nous.UserMessage("four")))
+			mustDo(t, a.Save(ctx, s))
+			s.edit = edit
+			if _, err := nous.Load(ctx, s, a.Log().ID()); !errors.Is(err, nous.ErrCorrupt) {
+				t.Errorf("Load: %v, want ErrCorrupt", err)
+			}
+			before := serialized(t, b)
+			if err := b.Refresh(ctx, s); !errors.Is(err, nous.ErrCorrupt) {
+				t.Errorf("Refresh: %v, want ErrCorrupt", err)
+			}
+			if !bytes.Equal(serialized(t, b), before) {
+				t.Error("a failed Refresh changed the context")
+			}
+		})
+	}
+}

@@ -397,3 +397,53 @@ func TestDeleteCorruptAndNilID(t *testing.T) {
 		t.Fatal("a batch of the nil log ID was stored")
 	}
 }
+
+// A log file that holds another log (copied or renamed by hand) is
+// ErrCorrupt, not that log under another ID.
+func TestFileOfAnotherLog(t *testing.T) {
+	c, files, _ := saves(t, t.TempDir(), 1)
+	dir := t.TempDir()
+	other := uuid.Must(uuid.NewV7())
+	if err := os.WriteFile(filepath.Join(dir, other.String()+".log"), files[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, dir, filestore.WithoutSync())
+	if _, err := nous.Load(context.Background(), s, other); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("load of a file that holds log %s: %v, want ErrCorrupt", c.Log().ID(), err)
+	}
+}
+
+// Close ends every Watch with an error.
+func TestCloseEndsWatch(t *testing.T) {
+	s, err := filestore.Open(t.TempDir(), filestore.WithoutSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nous.NewContext()
+	if err := c.AddMessage(nous.UserMessage("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		for _, err := range s.Watch(context.Background(), c.Log().ID(), 0) {
+			if err != nil {
+				ended <- err
+				return
+			}
+		}
+		ended <- nil
+	}()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("Watch ended without an error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the Watch")
+	}
+}

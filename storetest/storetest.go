@@ -71,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BadFirstBatch", testBadFirstBatch},
 		{"BadBatches", testBadBatches},
 		{"WatchEnds", testWatchEnds},
+		{"ReadCopies", testReadCopies},
 		{"Recreated", testRecreated},
 		{"LostAcknowledgement", testLostAcknowledgement},
 		{"Watch", testWatch},
@@ -343,6 +344,14 @@ func testList(t *testing.T, s nous.Store) {
 			t.Fatalf("List[%d] = %+v: head or times wrong (created at the time of its UUID v7)", i, info)
 		}
 	}
+	// UpdatedAt is the time of the last save.
+	time.Sleep(2 * time.Millisecond)
+	c := load(t, s, ids[0])
+	must(t, c.AddMessage(nous.UserMessage("later")))
+	must(t, c.Save(ctx, s))
+	if later := list(nous.ListOptions{Limit: 1})[0]; !later.UpdatedAt.After(all[0].UpdatedAt) || later.Head != head+1 {
+		t.Fatalf("after a later save, List gives %+v; before it %+v", later, all[0])
+	}
 	page := list(nous.ListOptions{After: ids[1], Limit: 2})
 	if len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[3] {
 		t.Fatalf("List after %v limit 2 = %v", ids[1], page)
@@ -407,6 +416,30 @@ func testIdle(t *testing.T, s nous.Store) {
 	if cs.appends != 2 {
 		t.Fatalf("a change of state was not saved")
 	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+	}{
+		{"a tool call added", func() { c.AddToolCall(nous.ToolCall{ID: "t", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}) }},
+		{"its arguments changed in place", func() { c.ToolCalls[0].Arguments = json.RawMessage(`{"a":2}`) }},
+		{"its name changed in place", func() { c.ToolCalls[0].Name = "g" }},
+		{"the tool calls dropped", func() { c.ToolCalls = nil }},
+	} {
+		before := cs.appends
+		tc.change()
+		must(t, c.Save(ctx, cs))
+		if cs.appends != before+1 {
+			t.Fatalf("%s: not saved", tc.name)
+		}
+		sameContext(t, c, load(t, s, c.Log().ID()))
+	}
+	// The context's redaction rule is the one its saves obey (the rule
+	// is not stored: a loaded context has the default one).
+	c.Redact = func(key string) bool { return key == "user" }
+	must(t, c.Save(ctx, cs))
+	if got := load(t, s, c.Log().ID()); got.Deps["user"] != nil || got.Deps["api_key"] != "sk-secret" {
+		t.Fatalf("the stored deps do not follow the context's redaction rule: %v", got.Deps)
+	}
 }
 
 func testRefresh(t *testing.T, s nous.Store) {
@@ -431,6 +464,25 @@ func testRefresh(t *testing.T, s nous.Store) {
 	must(t, a.Save(ctx, s))
 	must(t, b.AddMessage(nous.UserMessage("b's own")))
 	refused(t, "Refresh with unsaved changes", b, nous.ErrConflict, func() error { return b.Refresh(ctx, s) })
+
+	// Tool calls come with a refresh; unsaved state or tool calls, with a
+	// store that moved on, are a conflict too.
+	b = load(t, s, c.Log().ID())
+	a.AddToolCall(nous.ToolCall{ID: "a1", Name: "f"})
+	must(t, a.Save(ctx, s))
+	must(t, b.Refresh(ctx, s))
+	sameContext(t, a, b)
+	for name, change := range map[string]func(c *nous.Context){
+		"state":     func(c *nous.Context) { c.Iteration++ },
+		"deps":      func(c *nous.Context) { c.Deps["b"] = true },
+		"tool call": func(c *nous.Context) { c.AddToolCall(nous.ToolCall{ID: "b1", Name: "g"}) },
+	} {
+		b := load(t, s, c.Log().ID())
+		a.MaxIterations++
+		must(t, a.Save(ctx, s))
+		change(b)
+		refused(t, "Refresh with an unsaved change of "+name, b, nous.ErrConflict, func() error { return b.Refresh(ctx, s) })
+	}
 }
 
 // A save that changes only the state is a revision like any other: it is
@@ -834,4 +886,26 @@ func testSecondStore(t *testing.T, a, b nous.Store) {
 	sameContext(t, c, load(t, b, c.Log().ID()))
 	must(t, c.Save(ctx, a)) // c still saves to its own store
 	sameContext(t, c, load(t, a, c.Log().ID()))
+}
+
+// What Read returns is the caller's: changing it changes nothing stored.
+// Events after a seq beyond the head are none.
+func testReadCopies(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
+	must(t, c.Save(ctx, s))
+	st, err := s.Read(ctx, c.Log().ID(), 0)
+	must(t, err)
+	for _, b := range append(append([]json.RawMessage{st.State}, st.ToolCalls...), st.Events...) {
+		for i := range b {
+			b[i] = 'x'
+		}
+	}
+	sameContext(t, c, load(t, s, c.Log().ID()))
+	st, err = s.Read(ctx, c.Log().ID(), st.Info.Head+5)
+	must(t, err)
+	if len(st.Events) != 0 {
+		t.Fatalf("%d events after a seq beyond the head", len(st.Events))
+	}
 }
