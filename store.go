@@ -88,12 +88,16 @@ type Store interface {
 	// a log that does not exist when b.Info.Revision is above 1, one
 	// wrapping [ErrNotFound]. On error the store is unchanged.
 	Append(ctx context.Context, b Batch) error
-	// Read returns the info, state document and tool calls of log id, and
-	// its events after seq after, in order, each the bytes Append was
-	// given. A log the store does not hold is an error wrapping
-	// [ErrNotFound]; stored data that fails its checks, one wrapping
-	// [ErrCorrupt] naming the log and the place.
-	Read(ctx context.Context, id uuid.UUID, after int64) (Stored, error)
+	// Read returns the info and state document of log id, its events
+	// after seq from.Seq, in order, and its tool calls from index
+	// from.ToolCalls on, each the bytes Append was given. When a batch
+	// stored after revision from.Revision replaced stored tool calls (its
+	// ToolCallsAt below the number stored before it), Read returns every
+	// tool call instead: what the reader has of them is stale. A log the
+	// store does not hold is an error wrapping [ErrNotFound]; stored data
+	// that fails its checks, one wrapping [ErrCorrupt] naming the log and
+	// the place.
+	Read(ctx context.Context, id uuid.UUID, from Position) (Stored, error)
 	// List yields the stored logs in ID order (UUID v7: the order their
 	// contexts were created), as opts selects; an error ends it.
 	List(ctx context.Context, opts ListOptions) iter.Seq2[LogInfo, error]
@@ -103,12 +107,32 @@ type Store interface {
 	Delete(ctx context.Context, id uuid.UUID) error
 }
 
+// Position is how much of a stored log a reader has: [Store.Read] returns
+// what comes after it. The zero Position reads the whole log.
+type Position struct {
+	Seq       int64 // the events up to this seq
+	Revision  int64 // as stored at this revision
+	ToolCalls int   // the tool calls before this index
+}
+
 // Stored is what [Store.Read] returns of a log.
 type Stored struct {
-	Info      LogInfo
-	State     []byte            // the state document of the last save
-	ToolCalls []json.RawMessage // every stored tool call, in order
-	Events    []json.RawMessage // the events after the seq asked for, in order
+	Info        LogInfo
+	State       []byte            // the state document of the last save
+	ToolCallsAt int               // the index of ToolCalls[0] among the stored tool calls
+	ToolCalls   []json.RawMessage // the stored tool calls from ToolCallsAt on, in order
+	Events      []json.RawMessage // the events after the seq asked for, in order
+}
+
+// ToolCallsFrom returns the index from which [Store.Read] returns the
+// tool calls of a log that holds n of them, last rewritten (a batch
+// replaced stored calls) at revision rewritten: from.ToolCalls, or 0 when
+// they were rewritten after from.Revision. For backends.
+func (from Position) ToolCallsFrom(n int, rewritten int64) int {
+	if rewritten > from.Revision {
+		return 0
+	}
+	return min(max(from.ToolCalls, 0), n)
 }
 
 // Watcher is the optional capability of a store that can follow a log as it
@@ -263,7 +287,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 // Then c takes that batch as saved, and landed returns true: the next
 // attempt sends only what came after it.
 func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
-	st, err := s.Read(ctx, c.log.id, c.saved.head)
+	st, err := s.Read(ctx, c.log.id, Position{Seq: c.saved.head})
 	if err != nil {
 		return false, err
 	}
@@ -284,7 +308,7 @@ func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
 			return false, nil // a state-only save of another writer's, perhaps
 		}
 	}
-	d, err := decodeState(&st)
+	d, err := decodeState(&st, nil)
 	if err != nil {
 		return false, err
 	}
@@ -345,7 +369,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
 	}
-	st, err := s.Read(ctx, id, 0)
+	st, err := s.Read(ctx, id, Position{})
 	if err != nil {
 		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
 	}
@@ -358,7 +382,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	if err != nil {
 		return nil, corrupt(info.ID, "events", err)
 	}
-	c, err := decodeState(&st)
+	c, err := decodeState(&st, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +406,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		return fmt.Errorf("nous: refresh: %w", err)
 	}
 	c.ready()
-	st, err := s.Read(ctx, c.log.id, c.saved.head)
+	st, err := s.Read(ctx, c.log.id, Position{Seq: c.saved.head, Revision: c.saved.revision, ToolCalls: len(c.saved.toolCalls)})
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
@@ -401,7 +425,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err != nil {
 		return err
 	}
-	d, err := decodeState(&st)
+	d, err := decodeState(&st, c.saved.toolCalls) // c's calls are these: it has no unsaved changes
 	if err != nil {
 		return err
 	}
@@ -424,7 +448,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), 0)
+	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), st.ToolCallsAt) // the calls before it are those c had
 	return nil
 }
 
@@ -447,8 +471,9 @@ func decodeStored(raw []json.RawMessage, first int64, info LogInfo) ([]Event, er
 }
 
 // decodeState returns a context holding the state document and the tool
-// calls of st.
-func decodeState(st *Stored) (*Context, error) {
+// calls of st, those before st.ToolCallsAt taken from have, the stored
+// calls the reader has.
+func decodeState(st *Stored, have []ToolCall) (*Context, error) {
 	var w wireInput
 	if err := json.Unmarshal(st.State, &w); err != nil {
 		return nil, corrupt(st.Info.ID, "state", err)
@@ -460,11 +485,16 @@ func decodeState(st *Stored) (*Context, error) {
 	if err != nil {
 		return nil, corrupt(st.Info.ID, "state", err)
 	}
-	if len(st.ToolCalls) > 0 {
-		c.ToolCalls = make([]ToolCall, len(st.ToolCalls))
+	if st.ToolCallsAt < 0 || st.ToolCallsAt > len(have) {
+		return nil, corrupt(st.Info.ID, "tool_calls", fmt.Errorf("read from index %d, of %d known", st.ToolCallsAt, len(have)))
+	}
+	if n := st.ToolCallsAt + len(st.ToolCalls); n > 0 {
+		c.ToolCalls = make([]ToolCall, n)
+		copy(c.ToolCalls, have[:st.ToolCallsAt])
 		for i, b := range st.ToolCalls {
-			if err := json.Unmarshal(b, &c.ToolCalls[i]); err != nil {
-				return nil, corrupt(st.Info.ID, fmt.Sprintf("tool_calls[%d]", i), err)
+			at := st.ToolCallsAt + i
+			if err := json.Unmarshal(b, &c.ToolCalls[at]); err != nil {
+				return nil, corrupt(st.Info.ID, fmt.Sprintf("tool_calls[%d]", at), err)
 			}
 		}
 	}

@@ -78,7 +78,7 @@ type badEvents struct {
 	bad func(e map[string]any)
 }
 
-func (s badEvents) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+func (s badEvents) Read(ctx context.Context, id uuid.UUID, after nous.Position) (nous.Stored, error) {
 	st, err := s.Store.Read(ctx, id, after)
 	if err != nil || len(st.Events) == 0 {
 		return st, err
@@ -147,7 +147,7 @@ type lying struct {
 	edit func(st *nous.Stored)
 }
 
-func (s *lying) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+func (s *lying) Read(ctx context.Context, id uuid.UUID, after nous.Position) (nous.Stored, error) {
 	st, err := s.Store.Read(ctx, id, after)
 	if err == nil && s.edit != nil {
 		s.edit(&st)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -397,7 +398,7 @@ func syncDirectory(dir string) error {
 }
 
 // Read implements [nous.Store].
-func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return nous.Stored{}, err
 	}
@@ -416,12 +417,13 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	defer f.Close()
-	events, err := e.file.eventsAfter(f, max(after, 0))
+	events, err := e.file.eventsAfter(f, max(from.Seq, 0))
 	if err != nil {
 		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
+	at := from.ToolCallsFrom(len(e.file.toolCalls), e.file.rewritten)
 	return nous.Stored{Info: e.file.info, State: bytes.Clone(e.file.state),
-		ToolCalls: cloneEvents(e.file.toolCalls), Events: events}, nil
+		ToolCallsAt: at, ToolCalls: cloneEvents(e.file.toolCalls[at:]), Events: events}, nil
 }
 
 // List implements [nous.Store].
@@ -521,7 +523,7 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 				s.changed[id] = ch
 			}
 			s.mu.Unlock()
-			st, err := s.Read(ctx, id, after)
+			st, err := s.Read(ctx, id, nous.Position{Seq: after, Revision: math.MaxInt64, ToolCalls: math.MaxInt})
 			if err == nil && incarnation != uuid.Nil && st.Info.Incarnation != incarnation {
 				err = fmt.Errorf("filestore: log %s was deleted and saved again: %w", id, nous.ErrNotFound)
 			}

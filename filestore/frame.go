@@ -201,6 +201,7 @@ type logFile struct {
 	info      nous.LogInfo
 	state     []byte
 	toolCalls []json.RawMessage
+	rewritten int64     // the revision of the last frame that replaced stored tool calls
 	frames    []frameAt // where each frame starts and the seq it follows: events stay on disk
 	good      int64     // bytes of the file that hold whole frames
 	torn      bool      // the file goes on past good: a torn last frame
@@ -264,6 +265,9 @@ func (lf *logFile) add(f *frame, off int64) error {
 	}
 	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
+	if f.toolCallsAt < len(lf.toolCalls) {
+		lf.rewritten = f.info.Revision
+	}
 	lf.toolCalls = append(lf.toolCalls[:f.toolCallsAt], f.toolCalls...) // nothing else holds lf.toolCalls: Read copies them
 	lf.frames = append(lf.frames, frameAt{off, f.after})
 	return nil

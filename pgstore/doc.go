@@ -19,7 +19,8 @@
 //
 //	nous_logs       one row per log: id, parent, fork_seq, incarnation,
 //	                head, revision, tool_calls (how many are stored),
-//	                state (bytea), created_at, updated_at
+//	                calls_rewritten (the revision that last replaced
+//	                stored ones), state (bytea), created_at, updated_at
 //	nous_events     one row per event: log_id, seq, type, created_at, and
 //	                body (bytea): the event's JSON, the bytes Save wrote
 //	nous_tool_calls one row per stored tool call: log_id, idx, body

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,7 +44,8 @@ SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
 // revision after.
 const appendNext = `WITH u AS (
 	UPDATE nous_logs SET head = $4, revision = $12, state = $10, updated_at = $11,
-		tool_calls = $5::integer + cardinality($9::bytea[])
+		tool_calls = $5::integer + cardinality($9::bytea[]),
+		calls_rewritten = CASE WHEN $5 < tool_calls THEN $12 ELSE calls_rewritten END
 	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $12 - 1 AND tool_calls >= $5
 	RETURNING id
 ),` + appendTail
@@ -143,15 +145,17 @@ func nullable(id uuid.UUID) pgtype.UUID {
 	return pgtype.UUID{Bytes: id, Valid: id != uuid.Nil}
 }
 
-// readLog reads a log's row, its tool calls and its events after $2, in
-// one statement and so one snapshot.
-const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at,
-	ARRAY(SELECT t.body FROM nous_tool_calls t WHERE t.log_id = l.id ORDER BY t.idx),
+// readLog reads a log's row, its tool calls from an index, and its events
+// after $2, in one statement and so one snapshot: the tool calls from $4
+// on, or from 0 when they were rewritten after revision $3.
+const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at, a.at,
+	ARRAY(SELECT t.body FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= a.at ORDER BY t.idx),
 	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
-FROM nous_logs l WHERE l.id = $1`
+FROM nous_logs l, LATERAL (SELECT CASE WHEN l.calls_rewritten > $3 THEN 0 ELSE least(greatest($4::integer, 0), l.tool_calls) END AS at) a
+WHERE l.id = $1`
 
 // Read implements [nous.Store].
-func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return nous.Stored{}, err
 	}
@@ -159,8 +163,9 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 	var parent pgtype.UUID
 	var calls, events [][]byte
 	i := &st.Info
-	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
-		&st.State, &i.CreatedAt, &i.UpdatedAt, &calls, &events)
+	callsFrom := min(from.ToolCalls, math.MaxInt32)
+	err := s.pool.QueryRow(ctx, readLog, id, from.Seq, from.Revision, callsFrom).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
+		&st.State, &i.CreatedAt, &i.UpdatedAt, &st.ToolCallsAt, &calls, &events)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}

@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS nous_logs (
 	head        bigint NOT NULL,
 	revision    bigint NOT NULL,
 	tool_calls  integer NOT NULL,
+	calls_rewritten bigint NOT NULL DEFAULT 0,
 	state       bytea NOT NULL,
 	created_at  timestamptz NOT NULL,
 	updated_at  timestamptz NOT NULL

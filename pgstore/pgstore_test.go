@@ -198,7 +198,7 @@ func TestExactBytes(t *testing.T) {
 		State: state, ToolCalls: calls, Events: events,
 	}
 	must(t, s.Append(ctx, b))
-	st, err := s.Read(ctx, id, 0)
+	st, err := s.Read(ctx, id, nous.Position{})
 	must(t, err)
 	if !bytes.Equal(st.State, state) || len(st.Events) != 2 || len(st.ToolCalls) != 1 || !bytes.Equal(st.ToolCalls[0], calls[0]) {
 		t.Fatalf("read %s %q %q", st.State, st.Events, st.ToolCalls)

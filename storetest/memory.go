@@ -27,6 +27,7 @@ type memoryLog struct {
 	info      nous.LogInfo
 	state     []byte
 	toolCalls []json.RawMessage
+	rewritten int64 // the revision of the last batch that replaced stored tool calls
 	events    []json.RawMessage
 }
 
@@ -68,13 +69,16 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	}
 	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
+	if b.ToolCallsAt < len(l.toolCalls) {
+		l.rewritten = b.Info.Revision
+	}
 	l.toolCalls = append(l.toolCalls[:b.ToolCallsAt], clone(b.ToolCalls)...) // Read copies them: nothing else holds l.toolCalls
 	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
 	return nil
 }
 
 // Read implements [nous.Store].
-func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+func (m *Memory) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return nous.Stored{}, err
 	}
@@ -84,8 +88,9 @@ func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stor
 	if !ok {
 		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
-	after = min(max(after, 0), int64(len(l.events)))
-	return nous.Stored{Info: l.info, State: bytes.Clone(l.state), ToolCalls: clone(l.toolCalls), Events: clone(l.events[after:])}, nil
+	after := min(max(from.Seq, 0), int64(len(l.events)))
+	at := from.ToolCallsFrom(len(l.toolCalls), l.rewritten)
+	return nous.Stored{Info: l.info, State: bytes.Clone(l.state), ToolCallsAt: at, ToolCalls: clone(l.toolCalls[at:]), Events: clone(l.events[after:])}, nil
 }
 
 // clone returns a copy of raw and of each of its elements.

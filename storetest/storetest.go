@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BadBatches", testBadBatches},
 		{"WatchEnds", testWatchEnds},
 		{"ReadCopies", testReadCopies},
+		{"ReadToolCallsFrom", testReadToolCallsFrom},
 		{"Recreated", testRecreated},
 		{"LostAcknowledgement", testLostAcknowledgement},
 		{"Watch", testWatch},
@@ -390,7 +391,14 @@ func testCanceled(t *testing.T, s nous.Store) {
 type counting struct {
 	nous.Store
 	appends   int
-	toolCalls int
+	toolCalls int // in the last batch
+	readCalls int // in the last read
+}
+
+func (c *counting) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
+	st, err := c.Store.Read(ctx, id, from)
+	c.readCalls = len(st.ToolCalls)
+	return st, err
 }
 
 func (c *counting) Append(ctx context.Context, b nous.Batch) error {
@@ -532,7 +540,7 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	cancel()
 	c := conversation(t, 1)
 	must(t, c.Save(context.Background(), s))
-	if _, err := s.Read(ctx, c.Log().ID(), 0); !errors.Is(err, context.Canceled) {
+	if _, err := s.Read(ctx, c.Log().ID(), nous.Position{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Read with a done ctx: %v", err)
 	}
 	info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, UpdatedAt: time.Now()}
@@ -672,7 +680,7 @@ func testBadFirstBatch(t *testing.T, s nous.Store) {
 	if err := s.Append(ctx, nous.Batch{Info: info, After: 3, State: []byte(`{"version":2}`), Events: []json.RawMessage{[]byte(`{}`)}}); err == nil {
 		t.Fatal("a first batch after seq 3 was accepted")
 	}
-	if _, err := s.Read(ctx, id, 0); !errors.Is(err, nous.ErrNotFound) {
+	if _, err := s.Read(ctx, id, nous.Position{}); !errors.Is(err, nous.ErrNotFound) {
 		t.Fatalf("a refused first batch left something: %v", err)
 	}
 	for info, err := range s.List(ctx, nous.ListOptions{}) {
@@ -694,7 +702,7 @@ func testBadBatches(t *testing.T, s nous.Store) {
 	c := conversation(t, 1)
 	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
 	must(t, c.Save(ctx, s))
-	st, err := s.Read(ctx, c.Log().ID(), 0)
+	st, err := s.Read(ctx, c.Log().ID(), nous.Position{})
 	must(t, err)
 	good := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State, ToolCallsAt: 1}
 	good.Info.Revision++
@@ -895,7 +903,7 @@ func testReadCopies(t *testing.T, s nous.Store) {
 	c := conversation(t, 1)
 	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
 	must(t, c.Save(ctx, s))
-	st, err := s.Read(ctx, c.Log().ID(), 0)
+	st, err := s.Read(ctx, c.Log().ID(), nous.Position{})
 	must(t, err)
 	for _, b := range append(append([]json.RawMessage{st.State}, st.ToolCalls...), st.Events...) {
 		for i := range b {
@@ -903,9 +911,49 @@ func testReadCopies(t *testing.T, s nous.Store) {
 		}
 	}
 	sameContext(t, c, load(t, s, c.Log().ID()))
-	st, err = s.Read(ctx, c.Log().ID(), st.Info.Head+5)
+	st, err = s.Read(ctx, c.Log().ID(), nous.Position{Seq: st.Info.Head + 5})
 	must(t, err)
 	if len(st.Events) != 0 {
 		t.Fatalf("%d events after a seq beyond the head", len(st.Events))
 	}
+}
+
+// Read gives the tool calls from the index the reader asks for, or all of
+// them when they were rewritten after the revision it has; so a Refresh
+// reads only the calls added since, and still takes a rewrite whole.
+func testReadToolCallsFrom(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	for i := range 3 {
+		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("t", i), Name: "f"})
+	}
+	must(t, c.Save(ctx, s))
+	id := c.Log().ID()
+	read := func(rev int64, calls, wantAt, wantN int) {
+		t.Helper()
+		st, err := s.Read(ctx, id, nous.Position{Seq: int64(c.Log().Len()), Revision: rev, ToolCalls: calls})
+		must(t, err)
+		if st.ToolCallsAt != wantAt || len(st.ToolCalls) != wantN {
+			t.Fatalf("Read from revision %d, %d calls: %d calls from %d, want %d from %d", rev, calls, len(st.ToolCalls), st.ToolCallsAt, wantN, wantAt)
+		}
+	}
+	read(1, 3, 3, 0)
+	read(1, 1, 1, 2)
+	read(1, 9, 3, 0)
+	b := load(t, s, id)
+	reads := &counting{Store: s}
+	c.AddToolCall(nous.ToolCall{ID: "t3", Name: "f"})
+	must(t, c.Save(ctx, s)) // revision 2: appended
+	read(1, 3, 3, 1)
+	must(t, b.Refresh(ctx, reads))
+	sameContext(t, c, b)
+	if reads.readCalls != 1 {
+		t.Fatalf("a refresh read %d tool calls, want the 1 added", reads.readCalls)
+	}
+	c.ToolCalls = c.ToolCalls[1:] // revision 3: rewritten
+	must(t, c.Save(ctx, s))
+	read(2, 4, 0, 3)
+	read(3, 3, 3, 0)
+	must(t, b.Refresh(ctx, reads))
+	sameContext(t, c, b)
 }
