@@ -148,17 +148,28 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 // [ErrInvalidArguments] naming the call: a runtime answers such a call with
 // an error result (see [ToolErrorMessage]) so that the model tries again.
 func (tc ToolCall) ParseArguments(v any) error {
-	args := []byte(tc.Arguments)
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
-	if !jsonx.IsObject(args) {
-		return fmt.Errorf("nous: tool call %q (%s): arguments %.80q are not a JSON object: %w", tc.ID, tc.Name, args, ErrInvalidArguments)
+	args, err := tc.ArgumentsObject()
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(args, v); err != nil {
 		return fmt.Errorf("nous: tool call %q (%s): %v: %w", tc.ID, tc.Name, err, ErrInvalidArguments)
 	}
 	return nil
+}
+
+// ArgumentsObject returns the call's arguments as providers take them: a
+// JSON object, "{}" when they are empty. Arguments that are not a JSON
+// object are an error wrapping [ErrInvalidArguments]: a provider rejects
+// them, and which object was meant cannot be told.
+func (tc ToolCall) ArgumentsObject() (json.RawMessage, error) {
+	if len(tc.Arguments) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if !jsonx.IsObject(tc.Arguments) {
+		return nil, fmt.Errorf("nous: tool call %q (%s): arguments %.80q are not a JSON object: %w", tc.ID, tc.Name, tc.Arguments, ErrInvalidArguments)
+	}
+	return tc.Arguments, nil
 }
 
 // UnmarshalJSON decodes a tool call; whole numbers in Metadata decode as int.

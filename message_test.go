@@ -341,3 +341,29 @@ func TestEmptyArgumentsAreNone(t *testing.T) {
 	_, err = json.Marshal(c.Log().Events())
 	assert.NoError(t, err)
 }
+
+func TestArgumentsObject(t *testing.T) {
+	for _, tt := range []struct {
+		args, want string
+		invalid    bool
+	}{
+		{"", "{}", false},
+		{`{"a":1}`, `{"a":1}`, false},
+		{` {"b": [1, 2]} `, ` {"b": [1, 2]} `, false},
+		{`[1]`, "", true},
+		{`"text"`, "", true},
+		{`{"a":`, "", true},
+		{`null`, "", true},
+	} {
+		got, err := nous.ToolCall{ID: "c", Name: "f", Arguments: json.RawMessage(tt.args)}.ArgumentsObject()
+		if tt.invalid {
+			if !errors.Is(err, nous.ErrInvalidArguments) {
+				t.Errorf("%q: %v, want ErrInvalidArguments", tt.args, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%q: %q, %v; want %q", tt.args, got, err, tt.want)
+		}
+	}
+}
