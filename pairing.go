@@ -11,24 +11,26 @@ import (
 // per call, before the conversation goes on; and a tool message answers a
 // call of the group it follows.
 
-// pairingProblem is one break of the pairing rule: what is wrong, where in
-// the view, and the call.
-type pairingProblem struct {
-	index  int    // the view index of the message where the problem shows
-	callID string // the call concerned
-	what   string // what is wrong, in words
+// PairingError is one break of the pairing rule: where in the view, which
+// call, and what is wrong. It wraps [ErrUnpaired]; errors.As finds it in
+// what [Context.CheckToolPairing] and the Replace methods return, so that a
+// provider adapter can name the message and the call.
+type PairingError struct {
+	Index   int    // the view index of the message where the problem shows
+	CallID  string // the call concerned
+	Problem string // what is wrong, in words
 }
 
-func (p pairingProblem) Error() string {
-	return fmt.Sprintf("message %d, call %q: %s: %s", p.index, p.callID, p.what, ErrUnpaired)
+func (p PairingError) Error() string {
+	return fmt.Sprintf("message %d, call %q: %s: %s", p.Index, p.CallID, p.Problem, ErrUnpaired)
 }
 
-func (p pairingProblem) Unwrap() error { return ErrUnpaired }
+func (p PairingError) Unwrap() error { return ErrUnpaired }
 
 // same reports whether p and q are the same problem of the same call,
 // wherever they show.
-func (p pairingProblem) same(q pairingProblem) bool {
-	return p.callID == q.callID && p.what == q.what
+func (p PairingError) same(q PairingError) bool {
+	return p.CallID == q.CallID && p.Problem == q.Problem
 }
 
 // The problems the pairing check reports.
@@ -43,11 +45,11 @@ const (
 // the problems it finds, given the calls still open before the run. With end
 // true the run ends the view, and calls still open at its end are problems
 // too.
-func pairing(msgs iter.Seq2[int, Message], open []string, end bool) []pairingProblem {
-	var problems []pairingProblem
+func pairing(msgs iter.Seq2[int, Message], open []string, end bool) []PairingError {
+	var problems []PairingError
 	flush := func(at int, what string) {
 		for _, id := range open {
-			problems = append(problems, pairingProblem{at, id, what})
+			problems = append(problems, PairingError{at, id, what})
 		}
 		open = open[:0]
 	}
@@ -58,14 +60,14 @@ func pairing(msgs iter.Seq2[int, Message], open []string, end bool) []pairingPro
 			if k := slices.Index(open, m.ToolCallID); k >= 0 {
 				open = slices.Delete(open, k, k+1)
 			} else {
-				problems = append(problems, pairingProblem{at, m.ToolCallID, unpairedOrphan})
+				problems = append(problems, PairingError{at, m.ToolCallID, unpairedOrphan})
 			}
 			continue
 		}
 		flush(at, unpairedInterrupted)
 		for k, tc := range m.ToolCalls {
 			if slices.ContainsFunc(m.ToolCalls[:k], func(o ToolCall) bool { return o.ID == tc.ID }) {
-				problems = append(problems, pairingProblem{at, tc.ID, unpairedDuplicate})
+				problems = append(problems, PairingError{at, tc.ID, unpairedDuplicate})
 				continue
 			}
 			open = append(open, tc.ID)
@@ -150,7 +152,7 @@ func (c *Context) checkReplace(first, last int, m *Message) error {
 	for _, p := range pairing(after, nil, end) {
 		// m's own calls, open because m ends the view, are a turn in
 		// progress, as when such a message is added.
-		if end && last == n-1 && p.what == unpairedUnanswered && slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return tc.ID == p.callID }) {
+		if end && last == n-1 && p.Problem == unpairedUnanswered && slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return tc.ID == p.CallID }) {
 			continue
 		}
 		k := slices.IndexFunc(now, p.same)

@@ -183,3 +183,21 @@ func TestReplaceKeepsThePairingAtTheEnd(t *testing.T) {
 	require.ErrorIs(t, err, nous.ErrUnpaired)
 	assert.Contains(t, err.Error(), `message 3, call "c"`, "u2 is message 3 once the range is one message")
 }
+
+// The pairing error names the view index, the call and the problem, for
+// errors.As.
+func TestPairingErrorFields(t *testing.T) {
+	c := nous.NewContext()
+	call := nous.ToolCall{ID: "c1", Name: "f"}
+	if err := c.AddMessages(nous.UserMessage("q"), nous.AssistantMessage("", call), nous.UserMessage("interrupts")); err != nil {
+		t.Fatal(err)
+	}
+	err := c.CheckToolPairing()
+	var pe nous.PairingError
+	if !errors.As(err, &pe) || !errors.Is(err, nous.ErrUnpaired) {
+		t.Fatalf("%v: not a PairingError wrapping ErrUnpaired", err)
+	}
+	if pe.Index != 2 || pe.CallID != "c1" || pe.Problem == "" {
+		t.Fatalf("PairingError %+v, want message 2, call c1", pe)
+	}
+}
