@@ -1,6 +1,7 @@
 package nous_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
