@@ -1,0 +1,98 @@
+// Package anthropic turns a nous context into the messages of an Anthropic
+// Messages API request, and the API's answer back into a nous message and
+// usage, through Anthropic's Go SDK.
+//
+// It fills params the caller owns, and calls nothing:
+//
+//	params := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024, Tools: tools}
+//	if err := nousanthropic.Fill(&params, c); err != nil { ... } // a view the API would refuse
+//	resp, err := client.Messages.New(ctx, params)
+//	msg, usage := nousanthropic.Message(resp)
+//	c.AddMessage(msg)
+//	c.AddUsage(usage)
+//
+// # Rules
+//
+// The view is checked before anything is sent, and a view the API would
+// refuse is an [*Error] naming the message (its view index) and the call:
+//
+//   - Pairing: the results of an assistant message's tool calls follow it,
+//     one tool message per call, before anything else (the view's
+//     [nous.Context.CheckToolPairing]; an error wrapping [nous.ErrUnpaired]).
+//     Repairing a view is the caller's choice: [nous.Context.PatchDanglingToolCalls].
+//     The results of one assistant turn go in one user message, tool_result
+//     blocks first, then any user text that follows them.
+//   - Content: no empty or whitespace-only text block is sent; a tool result
+//     without content is sent without content. Tool arguments must be a
+//     JSON object ("{}" when empty; another value: an error wrapping
+//     [nous.ErrInvalidArguments]). Images (base64 or URL) and PDF or plain
+//     text files (base64 or URL) map to image and document blocks; a part the
+//     API has no block for is an error wrapping [ErrUnsupported].
+//   - System: the system blocks are the context's SystemPrompt, then the
+//     view's leading system messages (the overlay is there); a leading system
+//     message whose text is the SystemPrompt itself is sent once. A system
+//     message later in the view is a system message in its place among the
+//     messages, as the API takes it there.
+//   - Thinking: a thinking part goes back only when it came from Anthropic
+//     ([Message] marks it: Options["provider"] is "anthropic"), with its
+//     signature, or its redacted data, byte for byte, first in its assistant
+//     turn, as the API wants for the last turn of a tool loop. A thinking part
+//     whose text was changed since (its digest no longer matches) is an error
+//     wrapping [ErrEditedThinking]: the API would refuse its signature.
+//     Thinking from another provider, or without a signature, and
+//     ReasoningContent, are dropped: the API cannot check them.
+//
+// [Message] keeps what the API answered exactly: text, thinking blocks with
+// their signatures (in [nous.ContentPart.Options]), tool calls with their
+// input bytes as arguments; so a response brought in and sent back gives the
+// API the same blocks. Its usage counts every prompt token in InputTokens
+// (input, cache writes and cache reads), reasoning in OutputTokens.
+package anthropic
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// ErrUnsupported reports content the Messages API has no block for.
+var ErrUnsupported = errors.New("not supported by the Anthropic Messages API")
+
+// ErrEditedThinking reports a thinking part whose text changed after it was
+// received: its signature no longer matches it.
+var ErrEditedThinking = errors.New("thinking changed after it was received: its signature no longer matches")
+
+// Error is a view the Messages API would refuse: what, and where.
+type Error struct {
+	Index  int    // the view index of the message
+	CallID string // the tool call concerned, if any
+	Err    error  // what is wrong; wraps a sentinel
+}
+
+func (e *Error) Error() string {
+	if e.CallID != "" {
+		return fmt.Sprintf("anthropic: message %d, call %q: %v", e.Index, e.CallID, e.Err)
+	}
+	return fmt.Sprintf("anthropic: message %d: %v", e.Index, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Provider is the value of Options["provider"] on the thinking parts
+// [Message] makes.
+const Provider = "anthropic"
+
+// The Options keys of a thinking part from Anthropic.
+const (
+	optProvider  = "provider"
+	optSignature = "signature"
+	optRedacted  = "redacted_data" // a redacted_thinking block's data
+	optDigest    = "digest"        // SHA-256 of the thinking text when received, hex
+)
+
+// digest returns the digest Options["digest"] holds of a thinking text.
+func digest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:16])
+}

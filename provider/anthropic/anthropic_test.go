@@ -1,0 +1,300 @@
+package anthropic_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/nous-go/nous"
+	nousanthropic "github.com/nous-go/nous/provider/anthropic"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/")
+
+// fake is an Anthropic API on an httptest server: it keeps the body of
+// each request and answers with the next canned response.
+type fake struct {
+	t         *testing.T
+	bodies    [][]byte
+	responses []string
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		f.t.Error(err)
+	}
+	f.bodies = append(f.bodies, body)
+	resp := cannedText
+	if len(f.responses) > 0 {
+		resp, f.responses = f.responses[0], f.responses[1:]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, resp)
+}
+
+const cannedText = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"ok"}],
+"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}`
+
+// client returns a client of a fake API answering responses in turn.
+func client(t *testing.T, responses ...string) (anthropic.Client, *fake) {
+	t.Helper()
+	for _, v := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"} {
+		t.Setenv(v, "")
+	}
+	f := &fake{t: t, responses: responses}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)), f
+}
+
+// send fills a request from c, sends it to a fake API and returns the body
+// the SDK sent.
+func send(t *testing.T, c *nous.Context) []byte {
+	t.Helper()
+	cl, f := client(t)
+	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}
+	if err := nousanthropic.Fill(&params, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Messages.New(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	return f.bodies[0]
+}
+
+// golden compares body, as JSON, with testdata/name.json.
+func golden(t *testing.T, name string, body []byte) {
+	t.Helper()
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, body, "", "  "); err != nil {
+		t.Fatalf("the SDK sent %s: %v", body, err)
+	}
+	path := filepath.Join("testdata", name+".json")
+	if *update {
+		if err := os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	var a, b any
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &b); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	if !bytes.Equal(x, y) {
+		t.Errorf("request body differs from %s:\n got %s\nwant %s", path, indented.Bytes(), want)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// at is a fixed time, so that contexts do not differ by their clocks.
+var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func msg(m nous.Message) nous.Message { m.CreatedAt = at; return m }
+
+// signed is a thinking part as Message makes it from a response.
+func signed(t *testing.T, text, signature string) nous.ContentPart {
+	t.Helper()
+	resp := decode(t, `{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"thinking","thinking":`+quote(text)+`,"signature":`+quote(signature)+`}],"usage":{}}`)
+	m, _ := nousanthropic.Message(resp)
+	return m.Parts[0]
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// decode decodes a response body as the SDK does.
+func decode(t *testing.T, body string) *anthropic.Message {
+	t.Helper()
+	var m anthropic.Message
+	must(t, json.Unmarshal([]byte(body), &m))
+	return &m
+}
+
+// A tool loop: the system prompt and its overlay, thinking first in the
+// assistant turn, parallel calls answered in one user message with the
+// results first (one failed, one empty), then the user's next text.
+func TestToolLoop(t *testing.T) {
+	c := nous.NewContext(nous.WithSystemPrompt("You are terse."))
+	c.SetSystemPromptOverlay("Answer in French.")
+	a, b := nous.ToolCall{ID: "toolu_a", Name: "weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+		nous.ToolCall{ID: "toolu_b", Name: "time", Arguments: nil}
+	assistant := msg(nous.AssistantMessage("Checking both.", a, b))
+	assistant.Parts = []nous.ContentPart{signed(t, "The user wants weather and time.", "sig-abc==")}
+	must(t, c.AddMessages(
+		msg(nous.UserMessage("Weather and time in Paris?")),
+		assistant,
+		msg(nous.ToolErrorMessage(a.ID, a.Name, "service down")),
+		msg(nous.ToolMessage(b.ID, b.Name, "")),
+		msg(nous.UserMessage("Also, hello.")),
+	))
+	golden(t, "tool_loop", send(t, c))
+}
+
+// Content: blank text is never sent; images and files map to image and
+// document blocks; a system message in the middle is user text.
+func TestContent(t *testing.T) {
+	c := nous.NewContext()
+	image := nous.ContentPart{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}}
+	pdf := nous.ContentPart{Type: nous.PartFile, Content: "JVBERi0=", Options: map[string]any{"media_type": "application/pdf"}}
+	text := nous.ContentPart{Type: nous.PartFile, Content: "aGVsbG8=", Options: map[string]any{"media_type": "text/plain"}}
+	user := msg(nous.UserMessageParts(nous.TextPart("  "), image, nous.ImageURLPart("https://example.com/a.png"),
+		nous.ImageURLPart("data:image/jpeg;base64,/9j/4A=="), pdf, text,
+		nous.ContentPart{Type: nous.PartFileURL, Content: "https://example.com/a.pdf"}, nous.TextPart("What are these?")))
+	user.Content = " \n\t"
+	must(t, c.AddMessages(user, msg(nous.AssistantMessage("   ")), msg(nous.SystemMessage("Be careful.")), msg(nous.UserMessage("Go on."))))
+	golden(t, "content", send(t, c))
+}
+
+// Thinking that did not come from Anthropic, thinking without a signature
+// and plain reasoning text are not sent; a leading system message that is
+// the system prompt is sent once; empty arguments are {}.
+func TestThinkingNotOurs(t *testing.T) {
+	c := nous.NewContext(nous.WithSystemPrompt("Be brief."))
+	foreign := nous.ThinkingPart("from elsewhere", "sig-of-another")
+	foreign.Options["provider"] = "gemini"
+	assistant := msg(nous.AssistantMessage("", nous.ToolCall{ID: "t1", Name: "f"}))
+	assistant.Parts = []nous.ContentPart{foreign, nous.ThinkingPart("unsigned", "")}
+	assistant.ReasoningContent = "plain reasoning"
+	must(t, c.AddMessages(msg(nous.SystemMessage("Be brief.")), msg(nous.UserMessage("Hi")), assistant, msg(nous.ToolMessage("t1", "f", "done"))))
+	golden(t, "thinking_not_ours", send(t, c))
+}
+
+// A response brought in and sent back gives the API the same blocks:
+// thinking with its signature, redacted thinking with its data, text, and
+// tool input bytes, in order; the usage counts every prompt token.
+func TestRoundTrip(t *testing.T) {
+	const response = `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
+	{"type":"thinking","thinking":"Need the weather.\nThen answer.","signature":"EqQBCkYIARgCIkA+/=="},
+	{"type":"redacted_thinking","data":"RW5jcnlwdGVk"},
+	{"type":"text","text":"Let me check."},
+	{"type":"tool_use","id":"toolu_1","name":"weather","input":{"z":1,"a":[1,2],"city":"Nice"}}],
+	"usage":{"input_tokens":100,"output_tokens":50,"cache_creation_input_tokens":20,"cache_read_input_tokens":30,"output_tokens_details":{"thinking_tokens":40}}}`
+	resp := decode(t, response)
+	m, u := nousanthropic.Message(resp)
+	want := nous.Usage{Requests: 1, ToolCalls: 1, InputTokens: 150, OutputTokens: 50, TotalTokens: 200,
+		CacheCreationInputTokens: 20, CacheReadInputTokens: 30, ReasoningTokens: 40}
+	if u != want {
+		t.Errorf("usage %+v, want %+v", u, want)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Nice?")), m, msg(nous.ToolMessage("toolu_1", "weather", "sunny"))))
+	// Through a JSON round trip of the context too, as a store keeps it.
+	data, err := c.Serialize()
+	must(t, err)
+	c, err = nous.Deserialize(data)
+	must(t, err)
+	body := send(t, c)
+	var sent struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	must(t, json.Unmarshal(body, &sent))
+	var original struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	must(t, json.Unmarshal([]byte(response), &original))
+	got := sent.Messages[1]
+	if got.Role != "assistant" || len(got.Content) != len(original.Content) {
+		t.Fatalf("the assistant turn went back as %s", body)
+	}
+	for i := range original.Content {
+		if !sameJSON(t, got.Content[i], original.Content[i]) {
+			t.Errorf("block %d went back as %s, came as %s", i, got.Content[i], original.Content[i])
+		}
+	}
+	if !bytes.Contains(body, []byte(`{"z":1,"a":[1,2],"city":"Nice"}`)) {
+		t.Errorf("the tool input's bytes changed: %s", body)
+	}
+	golden(t, "round_trip", body)
+}
+
+func sameJSON(t *testing.T, a, b []byte) bool {
+	var x, y any
+	must(t, json.Unmarshal(a, &x))
+	must(t, json.Unmarshal(b, &y))
+	p, _ := json.Marshal(x)
+	q, _ := json.Marshal(y)
+	return bytes.Equal(p, q)
+}
+
+// Views the API would refuse are an *Error naming the message and the
+// call, wrapping the sentinel of what is wrong, and params stays as it was.
+func TestRefused(t *testing.T) {
+	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
+	edited := signed(t, "original thinking", "sig")
+	edited.Content = "edited thinking"
+	withEdited := msg(nous.AssistantMessage("", call("e1")))
+	withEdited.Parts = []nous.ContentPart{edited}
+	userThinking := msg(nous.UserMessageParts(signed(t, "mine", "sig")))
+	for _, tt := range []struct {
+		name   string
+		view   []nous.Message
+		index  int
+		callID string
+		want   error
+	}{
+		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired},
+		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired},
+		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
+			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired},
+		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired},
+		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired},
+		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`[1,2]`)}),
+			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
+		{"edited thinking", []nous.Message{nous.UserMessage("q"), withEdited, nous.ToolMessage("e1", "f", "1")}, 1, "", nousanthropic.ErrEditedThinking},
+		{"thinking in a user message", []nous.Message{userThinking}, 0, "", nousanthropic.ErrUnsupported},
+		{"a GIF file", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFile, Content: "R0lG", Options: map[string]any{"media_type": "image/gif"}})}, 0, "", nousanthropic.ErrUnsupported},
+		{"an image without a media type", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})}, 0, "", nousanthropic.ErrUnsupported},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext()
+			for _, m := range tt.view {
+				if err := c.AddMessage(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("kept"))}}
+			err := nousanthropic.Fill(&params, c)
+			var e *nousanthropic.Error
+			if !errors.As(err, &e) || !errors.Is(err, tt.want) {
+				t.Fatalf("Fill: %v, want an *Error wrapping %v", err, tt.want)
+			}
+			if e.Index != tt.index || e.CallID != tt.callID {
+				t.Errorf("Fill: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.index, tt.callID, err)
+			}
+			if len(params.Messages) != 1 || params.System != nil {
+				t.Error("a refused Fill changed params")
+			}
+		})
+	}
+}

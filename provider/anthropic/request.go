@@ -1,0 +1,310 @@
+package anthropic
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/nous-go/nous"
+)
+
+// Fill sets params.System and params.Messages to c's view, with its
+// overlay, and its system prompt, by the rules of the package doc; the
+// rest of params is the caller's. A view the API would refuse is an
+// [*Error], and params is left as it was.
+func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
+	if err := c.CheckToolPairing(); err != nil {
+		var p nous.PairingError
+		errors.As(err, &p)
+		return &Error{Index: p.Index, CallID: p.CallID, Err: err}
+	}
+	var b builder
+	if c.SystemPrompt != "" {
+		b.system = append(b.system, anthropic.TextBlockParam{Text: c.SystemPrompt})
+	}
+	leading := true
+	for i, m := range c.All() {
+		var err error
+		switch m.Role {
+		case nous.RoleSystem:
+			if leading {
+				if !(len(b.system) == 1 && i == 0 && m.Content == c.SystemPrompt && len(m.Parts) == 0) {
+					b.system = append(b.system, systemBlocks(&m)...)
+				}
+				continue
+			}
+			b.addSystem(systemBlocks(&m))
+		case nous.RoleUser:
+			var blocks []anthropic.ContentBlockParamUnion
+			blocks, err = userBlocks(&m)
+			b.add(nous.RoleUser, blocks...)
+		case nous.RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			blocks, err = assistantBlocks(&m)
+			b.add(nous.RoleAssistant, blocks...)
+		case nous.RoleTool:
+			var block anthropic.ContentBlockParamUnion
+			block, err = toolResult(&m)
+			b.add(nous.RoleUser, block)
+		default:
+			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
+		}
+		if err != nil {
+			e := &Error{Index: i, Err: err}
+			var call callError
+			if errors.As(err, &call) {
+				e.CallID = call.id
+			}
+			return e
+		}
+		leading = false
+	}
+	params.System, params.Messages = b.system, b.messages
+	return nil
+}
+
+// builder collects the request: system blocks, and messages whose
+// consecutive turns of one role are merged into one.
+type builder struct {
+	system   []anthropic.TextBlockParam
+	messages []anthropic.MessageParam
+	last     nous.Role // the role of the last message
+}
+
+// add appends blocks to the last message when it has the role (user or
+// assistant), and as a new message otherwise; no blocks, no message.
+func (b *builder) add(role nous.Role, blocks ...anthropic.ContentBlockParamUnion) {
+	if len(blocks) == 0 {
+		return
+	}
+	n := len(b.messages)
+	switch {
+	case n > 0 && b.last == role && role == nous.RoleUser:
+		b.messages[n-1].OfUser.Content = append(b.messages[n-1].OfUser.Content, blocks...)
+	case n > 0 && b.last == role && role == nous.RoleAssistant:
+		b.messages[n-1].OfAssistant.Content = append(b.messages[n-1].OfAssistant.Content, blocks...)
+	case role == nous.RoleUser:
+		b.messages = append(b.messages, anthropic.NewUserMessage(blocks...))
+	default:
+		b.messages = append(b.messages, anthropic.NewAssistantMessage(blocks...))
+	}
+	b.last = role
+}
+
+// addSystem appends a system message in the conversation.
+func (b *builder) addSystem(blocks []anthropic.TextBlockParam) {
+	if len(blocks) == 0 {
+		return
+	}
+	b.messages = append(b.messages, anthropic.MessageParam{OfSystem: &anthropic.SystemMessageParam{Content: blocks}})
+	b.last = nous.RoleSystem
+}
+
+// blank reports whether text has nothing but white space: the API refuses
+// such a text block.
+func blank(text string) bool { return strings.TrimSpace(text) == "" }
+
+// texts returns the texts of m, its Content then its text parts, each
+// that is not blank.
+func texts(m *nous.Message) []string {
+	var out []string
+	if !blank(m.Content) {
+		out = append(out, m.Content)
+	}
+	for _, p := range m.Parts {
+		if p.Type == nous.PartText && !blank(p.Content) {
+			out = append(out, p.Content)
+		}
+	}
+	return out
+}
+
+func systemBlocks(m *nous.Message) []anthropic.TextBlockParam {
+	var out []anthropic.TextBlockParam
+	for _, t := range texts(m) {
+		out = append(out, anthropic.TextBlockParam{Text: t})
+	}
+	return out
+}
+
+func textBlocks(m *nous.Message) []anthropic.ContentBlockParamUnion {
+	var out []anthropic.ContentBlockParamUnion
+	for _, t := range texts(m) {
+		out = append(out, anthropic.NewTextBlock(t))
+	}
+	return out
+}
+
+// userBlocks returns the blocks of a user message: its text, then its
+// parts in order.
+func userBlocks(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
+	var out []anthropic.ContentBlockParamUnion
+	if !blank(m.Content) {
+		out = append(out, anthropic.NewTextBlock(m.Content))
+	}
+	for k, p := range m.Parts {
+		block, ok, err := partBlock(&p)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", k, err)
+		}
+		if ok {
+			out = append(out, block)
+		}
+	}
+	return out, nil
+}
+
+// partBlock returns the block of a user part; ok is false for a part that
+// is sent as nothing (blank text).
+func partBlock(p *nous.ContentPart) (block anthropic.ContentBlockParamUnion, ok bool, err error) {
+	switch p.Type {
+	case nous.PartText:
+		return anthropic.NewTextBlock(p.Content), !blank(p.Content), nil
+	case nous.PartImage:
+		media, data, err := inline(p)
+		if err != nil {
+			return block, false, err
+		}
+		return anthropic.NewImageBlockBase64(media, data), true, nil
+	case nous.PartImageURL:
+		if media, data, ok := dataURL(p.Content); ok {
+			return anthropic.NewImageBlockBase64(media, data), true, nil
+		}
+		return anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: p.Content}), true, nil
+	case nous.PartFile:
+		media, data, err := inline(p)
+		if err != nil {
+			return block, false, err
+		}
+		switch media {
+		case "application/pdf":
+			return anthropic.NewDocumentBlock(anthropic.Base64PDFSourceParam{Data: data}), true, nil
+		case "text/plain":
+			text, err := base64.StdEncoding.DecodeString(data)
+			if err != nil {
+				return block, false, fmt.Errorf("a text file whose content is not base64: %v: %w", err, ErrUnsupported)
+			}
+			return anthropic.NewDocumentBlock(anthropic.PlainTextSourceParam{Data: string(text)}), true, nil
+		}
+		return block, false, fmt.Errorf("a file of type %q (documents are PDF or plain text): %w", media, ErrUnsupported)
+	case nous.PartFileURL:
+		return anthropic.NewDocumentBlock(anthropic.URLPDFSourceParam{URL: p.Content}), true, nil
+	}
+	return block, false, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
+}
+
+// inline returns the media type and base64 data of an image or file part:
+// Options["media_type"] and Content, or what a data URL in Content says.
+func inline(p *nous.ContentPart) (media, data string, err error) {
+	if media, data, ok := dataURL(p.Content); ok {
+		return media, data, nil
+	}
+	media, _ = p.Options["media_type"].(string)
+	if media == "" {
+		return "", "", fmt.Errorf("a %s part without Options[\"media_type\"]: %w", p.Type, ErrUnsupported)
+	}
+	return media, p.Content, nil
+}
+
+// dataURL splits a base64 data URL into its media type and data.
+func dataURL(s string) (media, data string, ok bool) {
+	rest, ok := strings.CutPrefix(s, "data:")
+	if !ok {
+		return "", "", false
+	}
+	head, data, ok := strings.Cut(rest, ",")
+	media, isBase64 := strings.CutSuffix(head, ";base64")
+	return media, data, ok && isBase64
+}
+
+// callError is an error about one tool call.
+type callError struct {
+	id  string
+	err error
+}
+
+func (e callError) Error() string { return e.err.Error() }
+func (e callError) Unwrap() error { return e.err }
+
+// assistantBlocks returns the blocks of an assistant message: its thinking
+// from Anthropic first, then its text, then its tool calls.
+func assistantBlocks(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
+	var out []anthropic.ContentBlockParamUnion
+	for k, p := range m.Parts {
+		if p.Type != nous.PartThinking {
+			continue
+		}
+		block, ok, err := thinkingBlock(&p)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", k, err)
+		}
+		if ok {
+			out = append(out, block)
+		}
+	}
+	out = append(out, textBlocks(m)...)
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText && p.Type != nous.PartThinking {
+			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		args, err := tc.ArgumentsObject()
+		if err != nil {
+			return nil, callError{tc.ID, err}
+		}
+		out = append(out, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name))
+	}
+	return out, nil
+}
+
+// thinkingBlock returns the block of a thinking part that came from
+// Anthropic, and ok false for one that did not.
+func thinkingBlock(p *nous.ContentPart) (block anthropic.ContentBlockParamUnion, ok bool, err error) {
+	if p.Options[optProvider] != Provider {
+		return block, false, nil
+	}
+	if data, _ := p.Options[optRedacted].(string); data != "" {
+		return anthropic.NewRedactedThinkingBlock(data), true, nil
+	}
+	signature, _ := p.Options[optSignature].(string)
+	if signature == "" {
+		return block, false, nil
+	}
+	if d, _ := p.Options[optDigest].(string); d != "" && d != digest(p.Content) {
+		return block, false, ErrEditedThinking
+	}
+	return anthropic.NewThinkingBlock(signature, p.Content), true, nil
+}
+
+// toolResult returns the tool_result block of a tool message: its text and
+// images as content, none when it has none.
+func toolResult(m *nous.Message) (anthropic.ContentBlockParamUnion, error) {
+	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+	if m.IsError() {
+		r.IsError = anthropic.Bool(true)
+	}
+	if !blank(m.Content) {
+		r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: m.Content}})
+	}
+	for k, p := range m.Parts {
+		block, ok, err := partBlock(&p)
+		if err != nil {
+			return anthropic.ContentBlockParamUnion{}, callError{m.ToolCallID, fmt.Errorf("part %d: %w", k, err)}
+		}
+		switch {
+		case !ok:
+		case block.OfText != nil:
+			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: block.OfText})
+		case block.OfImage != nil:
+			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: block.OfImage})
+		case block.OfDocument != nil:
+			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfDocument: block.OfDocument})
+		}
+	}
+	return anthropic.ContentBlockParamUnion{OfToolResult: &r}, nil
+}
