@@ -29,8 +29,9 @@
 //     text files (base64 or URL) map to image and document blocks; a part the
 //     API has no block for is an error wrapping [ErrUnsupported].
 //   - System: the system blocks are the context's SystemPrompt, then the
-//     view's leading system messages (the overlay is there); a leading system
-//     message whose text is the SystemPrompt itself is sent once. A system
+//     view's leading system messages (the overlay is there); the prompt is
+//     not sent apart when the view starts with a system message that begins
+//     with it (a runtime put it there; the overlay may follow it). A system
 //     message later in the view is a system message in its place among the
 //     messages, as the API takes it there.
 //   - Thinking: a thinking part goes back only when it came from Anthropic

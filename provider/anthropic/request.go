@@ -23,7 +23,7 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		return &Error{Index: p.Index, CallID: p.CallID, Err: err}
 	}
 	var b builder
-	if c.SystemPrompt != "" {
+	if c.SystemPrompt != "" && !promptInView(c) {
 		b.system = append(b.system, anthropic.TextBlockParam{Text: c.SystemPrompt})
 	}
 	leading := true
@@ -32,9 +32,7 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		switch m.Role {
 		case nous.RoleSystem:
 			if leading {
-				if !(len(b.system) == 1 && i == 0 && m.Content == c.SystemPrompt && len(m.Parts) == 0) {
-					b.system = append(b.system, systemBlocks(&m)...)
-				}
+				b.system = append(b.system, systemBlocks(&m)...)
 				continue
 			}
 			b.addSystem(systemBlocks(&m))
@@ -307,4 +305,14 @@ func toolResult(m *nous.Message) (anthropic.ContentBlockParamUnion, error) {
 		}
 	}
 	return anthropic.ContentBlockParamUnion{OfToolResult: &r}, nil
+}
+
+// promptInView reports whether c's view starts with a system message that
+// begins with its SystemPrompt (a runtime put it there; the overlay may
+// follow it): then the prompt is not sent apart.
+func promptInView(c *nous.Context) bool {
+	for _, m := range c.All() {
+		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
+	}
+	return false
 }

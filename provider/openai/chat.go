@@ -1,0 +1,201 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/nous-go/nous"
+)
+
+// FillChat sets params.Messages to c's system prompt and view, with its
+// overlay, by the rules of the package doc; the rest of params is the
+// caller's. A view the API would refuse is an [*Error], and params is left
+// as it was.
+func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
+	if err := check(c); err != nil {
+		return err
+	}
+	var out []openai.ChatCompletionMessageParamUnion
+	if c.SystemPrompt != "" && !promptInView(c) {
+		out = append(out, openai.SystemMessage(c.SystemPrompt))
+	}
+	for i, m := range c.All() {
+		msg, ok, err := chatMessage(&m)
+		if err != nil {
+			return wrap(i, err)
+		}
+		if ok {
+			out = append(out, msg)
+		}
+	}
+	params.Messages = out
+	return nil
+}
+
+// chatMessage returns the Chat message of m, and ok false when m has
+// nothing to send.
+func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
+	switch m.Role {
+	case nous.RoleSystem:
+		t := texts(m)
+		if len(t) == 0 {
+			return msg, false, nil
+		}
+		parts := make([]openai.ChatCompletionContentPartTextParam, len(t))
+		for k, s := range t {
+			parts[k] = openai.ChatCompletionContentPartTextParam{Text: s}
+		}
+		if len(parts) == 1 {
+			return openai.SystemMessage(t[0]), true, nil
+		}
+		return openai.SystemMessage(parts), true, nil
+	case nous.RoleUser:
+		return chatUser(m)
+	case nous.RoleAssistant:
+		return chatAssistant(m)
+	case nous.RoleTool:
+		for k, p := range m.Parts {
+			if p.Type != nous.PartText {
+				return msg, false, callError{m.ToolCallID, fmt.Errorf("part %d: a %s part in a tool result (Chat takes text only): %w", k, p.Type, ErrUnsupported)}
+			}
+		}
+		content := m.Content
+		for _, p := range m.Parts {
+			content += p.Content
+		}
+		return openai.ToolMessage(content, m.ToolCallID), true, nil
+	}
+	return msg, false, fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
+}
+
+func chatUser(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
+	if len(m.Parts) == 0 {
+		if blank(m.Content) {
+			return msg, false, nil
+		}
+		return openai.UserMessage(m.Content), true, nil
+	}
+	var parts []openai.ChatCompletionContentPartUnionParam
+	if !blank(m.Content) {
+		parts = append(parts, openai.TextContentPart(m.Content))
+	}
+	for k, p := range m.Parts {
+		part, ok, err := chatPart(&p)
+		if err != nil {
+			return msg, false, fmt.Errorf("part %d: %w", k, err)
+		}
+		if ok {
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) == 0 {
+		return msg, false, nil
+	}
+	return openai.UserMessage(parts), true, nil
+}
+
+// chatPart returns the Chat content part of a user part.
+func chatPart(p *nous.ContentPart) (part openai.ChatCompletionContentPartUnionParam, ok bool, err error) {
+	switch p.Type {
+	case nous.PartText:
+		return openai.TextContentPart(p.Content), !blank(p.Content), nil
+	case nous.PartImage, nous.PartImageURL:
+		url := p.Content
+		if p.Type == nous.PartImage {
+			if url, err = dataURL(p); err != nil {
+				return part, false, err
+			}
+		}
+		return openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url}), true, nil
+	case nous.PartFile:
+		data, err := dataURL(p)
+		if err != nil {
+			return part, false, err
+		}
+		return openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{
+			FileData: openai.String(data), Filename: openai.String(filename(p)),
+		}), true, nil
+	case nous.PartFileURL:
+		return part, false, fmt.Errorf("a file URL (Chat takes a file's data or ID): %w", ErrUnsupported)
+	}
+	return part, false, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
+}
+
+func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
+	var a openai.ChatCompletionAssistantMessageParam
+	switch t := texts(m); len(t) {
+	case 0:
+	case 1:
+		a.Content.OfString = openai.String(t[0])
+	default:
+		for _, s := range t {
+			a.Content.OfArrayOfContentParts = append(a.Content.OfArrayOfContentParts,
+				openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{OfText: &openai.ChatCompletionContentPartTextParam{Text: s}})
+		}
+	}
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText && p.Type != nous.PartThinking {
+			return msg, false, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		args, err := tc.ArgumentsObject()
+		if err != nil {
+			return msg, false, callError{tc.ID, err}
+		}
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+			ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: string(args)},
+		}})
+	}
+	if a.Content.OfString.Valid() || len(a.Content.OfArrayOfContentParts) > 0 || len(a.ToolCalls) > 0 {
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, true, nil
+	}
+	return msg, false, nil
+}
+
+// ChatMessage returns the assistant message and the usage of a Chat
+// Completions response's first choice: its text as Content (a refusal's
+// text, with Metadata["refusal"] true, when it refused), its function calls
+// as tool calls with their argument bytes, Metadata["finish_reason"] and
+// ["model"]. A response without a choice is an error wrapping
+// [ErrNoChoice].
+func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) {
+	if len(resp.Choices) == 0 {
+		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: %w", ErrNoChoice)
+	}
+	choice := resp.Choices[0]
+	m := nous.AssistantMessage(choice.Message.Content)
+	m.Metadata = map[string]any{"finish_reason": choice.FinishReason, "model": resp.Model}
+	if choice.Message.Content == "" && choice.Message.Refusal != "" {
+		m.Content, m.Metadata["refusal"] = choice.Message.Refusal, true
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		if tc.Type != "function" {
+			continue
+		}
+		args := json.RawMessage(tc.Function.Arguments)
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+	}
+	u := ChatUsage(resp.Usage)
+	u.ToolCalls = len(m.ToolCalls)
+	return m, u, nil
+}
+
+// ChatUsage returns the usage of one Chat Completions response: Requests
+// 1, InputTokens the prompt tokens (cached ones included), OutputTokens
+// the completion tokens (reasoning included), the cache and reasoning
+// counts as their breakdowns.
+func ChatUsage(u openai.CompletionUsage) nous.Usage {
+	in, out := int(u.PromptTokens), int(u.CompletionTokens)
+	return nous.Usage{
+		Requests: 1, InputTokens: in, OutputTokens: out, TotalTokens: in + out,
+		CacheReadInputTokens:     int(u.PromptTokensDetails.CachedTokens),
+		CacheCreationInputTokens: int(u.PromptTokensDetails.CacheWriteTokens),
+		ReasoningTokens:          int(u.CompletionTokensDetails.ReasoningTokens),
+	}
+}

@@ -1,0 +1,93 @@
+package openai_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/nous-go/nous"
+	nousopenai "github.com/nous-go/nous/provider/openai"
+)
+
+// A full tool loop through the SDK's Chat Completions: the model calls a
+// tool, the runtime runs it and sends the result, the model answers. The
+// API is a fake one on a local server that answers each request in turn.
+func Example() {
+	answers := []string{
+		`{"id":"c1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls",
+		  "message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[
+		    {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}],
+		  "usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70}}`,
+		`{"id":"c2","object":"chat.completion","created":2,"model":"gpt-test","choices":[{"index":0,"finish_reason":"stop",
+		  "message":{"role":"assistant","content":"It is 18°C and sunny in Paris.","refusal":null}}],
+		  "usage":{"prompt_tokens":90,"completion_tokens":12,"total_tokens":102,"prompt_tokens_details":{"cached_tokens":40}}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answers[0])
+		answers = answers[1:]
+	}))
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+
+	ctx := context.Background()
+	c := nous.NewContext(nous.WithSystemPrompt("You are a weather assistant."))
+	if err := c.AddMessage(nous.UserMessage("What's the weather in Paris?")); err != nil {
+		panic(err)
+	}
+	weather := func(ctx context.Context, rc nous.RunContext) nous.ToolResult {
+		var args struct{ City string }
+		if err := rc.Call.ParseArguments(&args); err != nil {
+			return nous.ToolResult{Err: err}
+		}
+		return nous.ToolResult{Content: "18°C, sunny in " + args.City}
+	}
+	for {
+		params := openai.ChatCompletionNewParams{Model: "gpt-test"}
+		if err := nousopenai.FillChat(&params, c); err != nil {
+			panic(err)
+		}
+		resp, err := client.Chat.Completions.New(ctx, params)
+		if err != nil {
+			panic(err)
+		}
+		m, usage, err := nousopenai.ChatMessage(resp)
+		if err != nil {
+			panic(err)
+		}
+		if err := c.AddMessage(m); err != nil {
+			panic(err)
+		}
+		c.AddUsage(usage)
+		if len(m.ToolCalls) == 0 {
+			break
+		}
+		if err := c.RunToolCalls(ctx, m.ToolCalls, weather); err != nil {
+			panic(err)
+		}
+	}
+	for _, m := range c.All() {
+		fmt.Printf("%-9s %s%s\n", m.Role, m.Content, calls(m))
+	}
+	u := c.Usage
+	fmt.Printf("requests %d, tool calls %d, input %d, output %d, cache read %d\n", u.Requests, u.ToolCalls, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens)
+	// Output:
+	// user      What's the weather in Paris?
+	// assistant [get_weather {"city":"Paris"}]
+	// tool      18°C, sunny in Paris
+	// assistant It is 18°C and sunny in Paris.
+	// requests 2, tool calls 1, input 140, output 32, cache read 40
+}
+
+func calls(m nous.Message) string {
+	if len(m.ToolCalls) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("[%s %s]", m.ToolCalls[0].Name, m.ToolCalls[0].Arguments)
+}

@@ -1,0 +1,324 @@
+package openai_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/nous-go/nous"
+	nousopenai "github.com/nous-go/nous/provider/openai"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/")
+
+const (
+	chatText = `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"stop",
+"message":{"role":"assistant","content":"ok","refusal":null}}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`
+	responseText = `{"id":"resp_1","object":"response","created_at":1,"model":"gpt-test","status":"completed","output":[
+{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}],
+"usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":0}}}`
+)
+
+// fake is an OpenAI API on an httptest server: it keeps each request's
+// body and answers with the next canned response, or a default one for
+// the path.
+type fake struct {
+	t         *testing.T
+	bodies    [][]byte
+	responses []string
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		f.t.Error(err)
+	}
+	f.bodies = append(f.bodies, body)
+	resp := chatText
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		resp = responseText
+	}
+	if len(f.responses) > 0 {
+		resp, f.responses = f.responses[0], f.responses[1:]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, resp)
+}
+
+func client(t *testing.T, responses ...string) (openai.Client, *fake) {
+	t.Helper()
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"} {
+		t.Setenv(v, "")
+	}
+	f := &fake{t: t, responses: responses}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)), f
+}
+
+// sendChat and sendResponses fill a request from c, send it to a fake API
+// and return the body the SDK sent.
+func sendChat(t *testing.T, c *nous.Context) []byte {
+	t.Helper()
+	cl, f := client(t)
+	params := openai.ChatCompletionNewParams{Model: "gpt-test"}
+	must(t, nousopenai.FillChat(&params, c))
+	_, err := cl.Chat.Completions.New(context.Background(), params)
+	must(t, err)
+	return f.bodies[0]
+}
+
+func sendResponses(t *testing.T, c *nous.Context) []byte {
+	t.Helper()
+	cl, f := client(t)
+	params := responses.ResponseNewParams{Model: "gpt-test"}
+	must(t, nousopenai.FillResponses(&params, c))
+	_, err := cl.Responses.New(context.Background(), params)
+	must(t, err)
+	return f.bodies[0]
+}
+
+// golden compares body, as JSON, with testdata/name.json.
+func golden(t *testing.T, name string, body []byte) {
+	t.Helper()
+	var indented bytes.Buffer
+	must(t, json.Indent(&indented, body, "", "  "))
+	path := filepath.Join("testdata", name+".json")
+	if *update {
+		must(t, os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if !sameJSON(t, body, want) {
+		t.Errorf("request body differs from %s:\n got %s\nwant %s", path, indented.Bytes(), want)
+	}
+}
+
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	must(t, json.Unmarshal(a, &x))
+	must(t, json.Unmarshal(b, &y))
+	p, _ := json.Marshal(x)
+	q, _ := json.Marshal(y)
+	return bytes.Equal(p, q)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func msg(m nous.Message) nous.Message { m.CreatedAt = at; return m }
+
+// toolLoop is a view with a bit of everything both APIs take: the system
+// prompt repeated as the leading system message, the overlay, parallel
+// calls (one with empty arguments) answered by role:tool messages (one
+// failed, one empty), thinking of another provider, blank text, a system
+// message later on, an image.
+func toolLoop(t *testing.T) *nous.Context {
+	c := nous.NewContext(nous.WithSystemPrompt("You are terse."))
+	c.SetSystemPromptOverlay("Answer in French.")
+	a, b := nous.ToolCall{ID: "call_a", Name: "weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+		nous.ToolCall{ID: "call_b", Name: "time"}
+	assistant := msg(nous.AssistantMessage("Checking both.", a, b))
+	foreign := nous.ThinkingPart("thought elsewhere", "sig")
+	foreign.Options["provider"] = "anthropic"
+	assistant.Parts = []nous.ContentPart{foreign}
+	assistant.ReasoningContent = "plain reasoning"
+	image := nous.ContentPart{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}}
+	must(t, c.AddMessages(
+		msg(nous.SystemMessage("You are terse.")),
+		msg(nous.UserMessage("Weather and time in Paris?")),
+		assistant,
+		msg(nous.ToolErrorMessage(a.ID, a.Name, "service down")),
+		msg(nous.ToolMessage(b.ID, b.Name, "")),
+		msg(nous.SystemMessage("Be careful.")),
+		msg(nous.UserMessageParts(nous.TextPart("  "), nous.TextPart("And this?"), image)),
+		msg(nous.AssistantMessage("  ")),
+	))
+	return c
+}
+
+func TestChatToolLoop(t *testing.T)      { golden(t, "chat_tool_loop", sendChat(t, toolLoop(t))) }
+func TestResponsesToolLoop(t *testing.T) { golden(t, "responses_tool_loop", sendResponses(t, toolLoop(t))) }
+
+// Files: Chat takes a file's data, Responses its data or URL.
+func TestFiles(t *testing.T) {
+	pdf := nous.ContentPart{Type: nous.PartFile, Content: "JVBERi0=", Options: map[string]any{"media_type": "application/pdf", "filename": "a.pdf"}}
+	c := nous.NewContext()
+	must(t, c.AddMessage(msg(nous.UserMessageParts(nous.TextPart("Read it."), pdf, nous.ImageURLPart("https://example.com/a.png")))))
+	golden(t, "chat_files", sendChat(t, c))
+	must(t, c.AddMessage(msg(nous.UserMessageParts(nous.ContentPart{Type: nous.PartFileURL, Content: "https://example.com/b.pdf"}))))
+	golden(t, "responses_files", sendResponses(t, c))
+}
+
+// A Chat response comes in with its text, calls and argument bytes, and
+// its usage counts cached and reasoning tokens in the totals.
+func TestChatResponse(t *testing.T) {
+	const body = `{"id":"c2","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls",
+	"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[
+	{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"z\":1,\"city\":\"Nice\"}"}},
+	{"id":"call_2","type":"function","function":{"name":"time","arguments":""}}]}}],
+	"usage":{"prompt_tokens":100,"completion_tokens":40,"total_tokens":140,"prompt_tokens_details":{"cached_tokens":60},"completion_tokens_details":{"reasoning_tokens":25}}}`
+	var resp openai.ChatCompletion
+	must(t, json.Unmarshal([]byte(body), &resp))
+	m, u, err := nousopenai.ChatMessage(&resp)
+	must(t, err)
+	want := nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 100, OutputTokens: 40, TotalTokens: 140, CacheReadInputTokens: 60, ReasoningTokens: 25}
+	if u != want {
+		t.Errorf("usage %+v, want %+v", u, want)
+	}
+	if len(m.ToolCalls) != 2 || string(m.ToolCalls[0].Arguments) != `{"z":1,"city":"Nice"}` || string(m.ToolCalls[1].Arguments) != "{}" {
+		t.Fatalf("tool calls %+v", m.ToolCalls)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "weather", "sunny")), msg(nous.ToolMessage("call_2", "time", "noon"))))
+	sent := sendChat(t, c)
+	if !bytes.Contains(sent, []byte(`"arguments":"{\"z\":1,\"city\":\"Nice\"}"`)) {
+		t.Errorf("the arguments' bytes changed: %s", sent)
+	}
+	var none openai.ChatCompletion
+	if _, _, err := nousopenai.ChatMessage(&none); !errors.Is(err, nousopenai.ErrNoChoice) {
+		t.Errorf("a response without a choice: %v", err)
+	}
+}
+
+// A Responses response brought in and sent back gives the API the same
+// items: each reasoning item, with its encrypted content, directly before
+// the item that followed it, the message and the calls with their IDs and
+// argument bytes. A reasoning item whose follower is gone is dropped.
+func TestResponsesRoundTrip(t *testing.T) {
+	const body = `{"id":"resp_2","object":"response","created_at":1,"model":"gpt-test","status":"completed","output":[
+	{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Look it up."}],"encrypted_content":"gAAAA1"},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Checking.","annotations":[]}]},
+	{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gAAAA2"},
+	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"weather","arguments":"{\"z\":1,\"city\":\"Nice\"}","status":"completed"}],
+	"usage":{"input_tokens":200,"output_tokens":80,"total_tokens":280,"input_tokens_details":{"cached_tokens":150},"output_tokens_details":{"reasoning_tokens":64}}}`
+	var resp responses.Response
+	must(t, json.Unmarshal([]byte(body), &resp))
+	m, u := nousopenai.ResponseMessage(&resp)
+	want := nous.Usage{Requests: 1, ToolCalls: 1, InputTokens: 200, OutputTokens: 80, TotalTokens: 280, CacheReadInputTokens: 150, ReasoningTokens: 64}
+	if u != want {
+		t.Errorf("usage %+v, want %+v", u, want)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Nice?")), m, msg(nous.ToolMessage("call_1", "weather", "sunny"))))
+	data, err := c.Serialize() // as a store keeps it
+	must(t, err)
+	c, err = nous.Deserialize(data)
+	must(t, err)
+	sent := sendResponses(t, c)
+	var got struct {
+		Input []json.RawMessage `json:"input"`
+	}
+	must(t, json.Unmarshal(sent, &got))
+	var original struct {
+		Output []map[string]any `json:"output"`
+	}
+	must(t, json.Unmarshal([]byte(body), &original))
+	if len(got.Input) != 6 { // user, rs_1, msg_1, rs_2, fc_1, output
+		t.Fatalf("sent %d items: %s", len(got.Input), sent)
+	}
+	for k, o := range original.Output {
+		var item map[string]any
+		must(t, json.Unmarshal(got.Input[1+k], &item))
+		if item["type"] != o["type"] || item["id"] != o["id"] || item["encrypted_content"] != o["encrypted_content"] || item["arguments"] != o["arguments"] {
+			t.Errorf("item %d went back as %s, came as %v", k, got.Input[1+k], o)
+		}
+	}
+	golden(t, "responses_round_trip", sent)
+
+	// Without the call rs_2 preceded, rs_2 goes too; rs_1 stays before
+	// the message.
+	m.ToolCalls = nil
+	c = nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Nice?")), m))
+	sent = sendResponses(t, c)
+	if bytes.Contains(sent, []byte("rs_2")) || !bytes.Contains(sent, []byte("rs_1")) {
+		t.Errorf("a reasoning item without its follower was sent, or one with it was not: %s", sent)
+	}
+}
+
+// Views the APIs would refuse are an *Error naming the message and the
+// call, wrapping the sentinel of what is wrong; params stays as it was.
+func TestRefused(t *testing.T) {
+	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
+	for _, tt := range []struct {
+		name      string
+		view      []nous.Message
+		index     int
+		callID    string
+		want      error
+		responses bool // Responses takes it
+	}{
+		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired, false},
+		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired, false},
+		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
+			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired, false},
+		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired, false},
+		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired, false},
+		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`"x"`)}),
+			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments, false},
+		{"a file URL in Chat", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFileURL, Content: "https://example.com/a.pdf"})}, 0, "", nousopenai.ErrUnsupported, true},
+		{"an image in a Chat tool result", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}}, 2, "c1", nousopenai.ErrUnsupported, true},
+		{"an image without a media type", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})}, 0, "", nousopenai.ErrUnsupported, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext()
+			for _, m := range tt.view {
+				must(t, c.AddMessage(m))
+			}
+			kept := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("kept")}
+			chat := openai.ChatCompletionNewParams{Messages: kept}
+			refused(t, "FillChat", nousopenai.FillChat(&chat, c), tt.want, tt.index, tt.callID)
+			if len(chat.Messages) != 1 {
+				t.Error("a refused FillChat changed params")
+			}
+			var params responses.ResponseNewParams
+			err := nousopenai.FillResponses(&params, c)
+			if tt.responses {
+				must(t, err)
+				return
+			}
+			refused(t, "FillResponses", err, tt.want, tt.index, tt.callID)
+			if params.Input.OfInputItemList != nil {
+				t.Error("a refused FillResponses changed params")
+			}
+		})
+	}
+}
+
+func refused(t *testing.T, what string, err, want error, index int, callID string) {
+	t.Helper()
+	var e *nousopenai.Error
+	if !errors.As(err, &e) || !errors.Is(err, want) {
+		t.Fatalf("%s: %v, want an *Error wrapping %v", what, err, want)
+	}
+	if e.Index != index || e.CallID != callID {
+		t.Errorf("%s: message %d, call %q; want message %d, call %q (%v)", what, e.Index, e.CallID, index, callID, err)
+	}
+}

@@ -1,0 +1,283 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/nous-go/nous"
+)
+
+// FillResponses sets params.Input to the items of c's system prompt and
+// view, with its overlay, by the rules of the package doc; the rest of
+// params is the caller's. A view the API would refuse is an [*Error], and
+// params is left as it was.
+func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
+	if err := check(c); err != nil {
+		return err
+	}
+	var items responses.ResponseInputParam
+	if c.SystemPrompt != "" && !promptInView(c) {
+		items = append(items, responses.ResponseInputItemParamOfMessage(c.SystemPrompt, responses.EasyInputMessageRoleSystem))
+	}
+	for i, m := range c.All() {
+		its, err := responseItems(&m)
+		if err != nil {
+			return wrap(i, err)
+		}
+		items = append(items, its...)
+	}
+	params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	return nil
+}
+
+// responseItems returns the input items of m.
+func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
+	switch m.Role {
+	case nous.RoleSystem:
+		t := texts(m)
+		if len(t) == 0 {
+			return nil, nil
+		}
+		return []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(strings.Join(t, "\n\n"), responses.EasyInputMessageRoleSystem)}, nil
+	case nous.RoleUser:
+		return responseUser(m)
+	case nous.RoleAssistant:
+		return responseAssistant(m)
+	case nous.RoleTool:
+		out, err := responseToolOutput(m)
+		if err != nil {
+			return nil, callError{m.ToolCallID, err}
+		}
+		item := responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(m.ToolCallID), Output: out}
+		return []responses.ResponseInputItemUnionParam{{OfFunctionCallOutput: &item}}, nil
+	}
+	return nil, fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
+}
+
+func responseUser(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
+	if len(m.Parts) == 0 {
+		if blank(m.Content) {
+			return nil, nil
+		}
+		return []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser)}, nil
+	}
+	var content responses.ResponseInputMessageContentListParam
+	if !blank(m.Content) {
+		content = append(content, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: m.Content}})
+	}
+	for k, p := range m.Parts {
+		var c responses.ResponseInputContentUnionParam
+		switch p.Type {
+		case nous.PartText:
+			if blank(p.Content) {
+				continue
+			}
+			c.OfInputText = &responses.ResponseInputTextParam{Text: p.Content}
+		case nous.PartImage, nous.PartImageURL:
+			url := p.Content
+			if p.Type == nous.PartImage {
+				var err error
+				if url, err = dataURL(&p); err != nil {
+					return nil, fmt.Errorf("part %d: %w", k, err)
+				}
+			}
+			c.OfInputImage = &responses.ResponseInputImageParam{ImageURL: openai.String(url), Detail: responses.ResponseInputImageDetailAuto}
+		case nous.PartFile:
+			data, err := dataURL(&p)
+			if err != nil {
+				return nil, fmt.Errorf("part %d: %w", k, err)
+			}
+			c.OfInputFile = &responses.ResponseInputFileParam{FileData: openai.String(data), Filename: openai.String(filename(&p))}
+		case nous.PartFileURL:
+			c.OfInputFile = &responses.ResponseInputFileParam{FileURL: openai.String(p.Content)}
+		default:
+			return nil, fmt.Errorf("part %d: a %s part in a user message: %w", k, p.Type, ErrUnsupported)
+		}
+		content = append(content, c)
+	}
+	if len(content) == 0 {
+		return nil, nil
+	}
+	return []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser)}, nil
+}
+
+// responseAssistant returns the items of an assistant message: its text
+// as a message item, then its tool calls as function_call items, each
+// preceded by the reasoning items that preceded it in the response.
+func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
+	reasoning := map[string][]responses.ResponseInputItemUnionParam{} // by the item they precede
+	for k, p := range m.Parts {
+		switch p.Type {
+		case nous.PartText:
+		case nous.PartThinking:
+			if p.Options[optProvider] != Provider {
+				continue // another provider's, which the API cannot take
+			}
+			id, _ := p.Options[optItemID].(string)
+			follower, _ := p.Options[optFollowedBy].(string)
+			r := responses.ResponseReasoningItemParam{ID: id, Summary: []responses.ResponseReasoningItemSummaryParam{}}
+			if !blank(p.Content) {
+				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: p.Content})
+			}
+			if enc, _ := p.Options[optEncrypted].(string); enc != "" {
+				r.EncryptedContent = openai.String(enc)
+			}
+			reasoning[follower] = append(reasoning[follower], responses.ResponseInputItemUnionParam{OfReasoning: &r})
+		default:
+			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	var items []responses.ResponseInputItemUnionParam
+	if t := texts(m); len(t) > 0 {
+		items = append(items, reasoning["message"]...)
+		text := strings.Join(t, "")
+		if id, _ := m.Metadata[metaItemID].(string); id != "" {
+			items = append(items, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
+				ID: id, Status: responses.ResponseOutputMessageStatusCompleted,
+				Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
+					Text: text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}},
+			}})
+		} else {
+			items = append(items, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleAssistant))
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		args, err := tc.ArgumentsObject()
+		if err != nil {
+			return nil, callError{tc.ID, err}
+		}
+		items = append(items, reasoning[tc.ID]...)
+		call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
+		if id, _ := tc.Metadata[metaItemID].(string); id != "" {
+			call.ID = openai.String(id)
+		}
+		items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &call})
+	}
+	return items, nil
+}
+
+// responseToolOutput returns the output of a function_call_output item: the
+// text of a tool message, or a list of its text and images.
+func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCallOutputOutputUnionParam, error) {
+	var out responses.ResponseInputItemFunctionCallOutputOutputUnionParam
+	textOnly := true
+	for _, p := range m.Parts {
+		textOnly = textOnly && p.Type == nous.PartText
+	}
+	if textOnly {
+		text := m.Content
+		for _, p := range m.Parts {
+			text += p.Content
+		}
+		out.OfString = openai.String(text)
+		return out, nil
+	}
+	var list responses.ResponseFunctionCallOutputItemListParam
+	if !blank(m.Content) {
+		list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: m.Content}})
+	}
+	for k, p := range m.Parts {
+		switch p.Type {
+		case nous.PartText:
+			if !blank(p.Content) {
+				list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: p.Content}})
+			}
+		case nous.PartImage, nous.PartImageURL:
+			url := p.Content
+			if p.Type == nous.PartImage {
+				var err error
+				if url, err = dataURL(&p); err != nil {
+					return out, fmt.Errorf("part %d: %w", k, err)
+				}
+			}
+			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(url)}})
+		default:
+			return out, fmt.Errorf("part %d: a %s part in a tool result: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	out.OfResponseFunctionCallOutputItemArray = list
+	return out, nil
+}
+
+// ResponseMessage returns the assistant message and the usage of a
+// Responses API response: the text of its message items (Content for one,
+// text parts for several, the last item's ID in Metadata), its function
+// calls as tool calls with their argument bytes and item IDs, and its
+// reasoning items as thinking parts marked as OpenAI's, with their ID,
+// encrypted content, summary text and the item that followed them, so that
+// [FillResponses] sends them back in their place. Other output items are
+// not kept.
+func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
+	m := nous.AssistantMessage("")
+	var texts []string
+	var thinking []nous.ContentPart
+	for k, item := range resp.Output {
+		switch item.Type {
+		case "message":
+			for _, c := range item.Content {
+				if c.Type == "output_text" {
+					texts = append(texts, c.Text)
+				}
+			}
+			if m.Metadata == nil {
+				m.Metadata = map[string]any{}
+			}
+			m.Metadata[metaItemID] = item.ID
+		case "function_call":
+			args := json.RawMessage(item.Arguments.OfString)
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
+				Metadata: map[string]any{metaItemID: item.ID}})
+		case "reasoning":
+			var summary []string
+			for _, s := range item.Summary {
+				summary = append(summary, s.Text)
+			}
+			p := nous.ContentPart{Type: nous.PartThinking, Content: strings.Join(summary, "\n\n"),
+				Options: map[string]any{optProvider: Provider, optItemID: item.ID}}
+			if item.EncryptedContent != "" {
+				p.Options[optEncrypted] = item.EncryptedContent
+			}
+			if k+1 < len(resp.Output) {
+				switch next := resp.Output[k+1]; next.Type {
+				case "message":
+					p.Options[optFollowedBy] = "message"
+				case "function_call":
+					p.Options[optFollowedBy] = next.CallID
+				}
+			}
+			thinking = append(thinking, p)
+		}
+	}
+	if len(texts) == 1 && len(thinking) == 0 {
+		m.Content = texts[0]
+	} else {
+		m.Parts = thinking
+		for _, t := range texts {
+			m.Parts = append(m.Parts, nous.TextPart(t))
+		}
+	}
+	u := ResponseUsage(resp.Usage)
+	u.ToolCalls = len(m.ToolCalls)
+	return m, u
+}
+
+// ResponseUsage returns the usage of one Responses API response: Requests
+// 1, InputTokens every prompt token (cached ones included), OutputTokens
+// every generated one (reasoning included), the cache and reasoning counts
+// as their breakdowns.
+func ResponseUsage(u responses.ResponseUsage) nous.Usage {
+	in, out := int(u.InputTokens), int(u.OutputTokens)
+	return nous.Usage{
+		Requests: 1, InputTokens: in, OutputTokens: out, TotalTokens: in + out,
+		CacheReadInputTokens:     int(u.InputTokensDetails.CachedTokens),
+		CacheCreationInputTokens: int(u.InputTokensDetails.CacheWriteTokens),
+		ReasoningTokens:          int(u.OutputTokensDetails.ReasoningTokens),
+	}
+}
