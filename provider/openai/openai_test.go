@@ -160,8 +160,10 @@ func toolLoop(t *testing.T) *nous.Context {
 	return c
 }
 
-func TestChatToolLoop(t *testing.T)      { golden(t, "chat_tool_loop", sendChat(t, toolLoop(t))) }
-func TestResponsesToolLoop(t *testing.T) { golden(t, "responses_tool_loop", sendResponses(t, toolLoop(t))) }
+func TestChatToolLoop(t *testing.T) { golden(t, "chat_tool_loop", sendChat(t, toolLoop(t))) }
+func TestResponsesToolLoop(t *testing.T) {
+	golden(t, "responses_tool_loop", sendResponses(t, toolLoop(t)))
+}
 
 // Files: Chat takes a file's data, Responses its data or URL.
 func TestFiles(t *testing.T) {
