@@ -1,0 +1,268 @@
+package gemini_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/nous-go/nous"
+	nousgemini "github.com/nous-go/nous/provider/gemini"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/")
+
+const cannedText = `{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}],
+"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1,"totalTokenCount":6},"modelVersion":"gemini-test"}`
+
+// fake is a Gemini API on an httptest server: it keeps each request's body
+// and answers with the next canned response.
+type fake struct {
+	t         *testing.T
+	bodies    [][]byte
+	responses []string
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		f.t.Error(err)
+	}
+	f.bodies = append(f.bodies, body)
+	resp := cannedText
+	if len(f.responses) > 0 {
+		resp, f.responses = f.responses[0], f.responses[1:]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, resp)
+}
+
+func client(t testing.TB, responses ...string) (*genai.Client, *fake) {
+	for _, v := range []string{"GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL"} {
+		if tt, ok := t.(*testing.T); ok {
+			tt.Setenv(v, "")
+		}
+	}
+	f := &fake{responses: responses}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, f
+}
+
+// send builds a request from c, sends it to a fake API and returns the
+// body the SDK sent.
+func send(t *testing.T, c *nous.Context) []byte {
+	t.Helper()
+	cl, f := client(t)
+	f.t = t
+	config := &genai.GenerateContentConfig{}
+	contents, err := nousgemini.Contents(c, config)
+	must(t, err)
+	_, err = cl.Models.GenerateContent(context.Background(), "gemini-test", contents, config)
+	must(t, err)
+	return f.bodies[0]
+}
+
+func golden(t *testing.T, name string, body []byte) {
+	t.Helper()
+	var indented bytes.Buffer
+	must(t, json.Indent(&indented, body, "", "  "))
+	path := filepath.Join("testdata", name+".json")
+	if *update {
+		must(t, os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	var a, b any
+	must(t, json.Unmarshal(body, &a))
+	must(t, json.Unmarshal(want, &b))
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	if !bytes.Equal(x, y) {
+		t.Errorf("request body differs from %s:\n got %s\nwant %s", path, indented.Bytes(), want)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func msg(m nous.Message) nous.Message { m.CreatedAt = at; return m }
+
+// A tool loop: the system instruction with its overlay, parallel calls
+// answered in one user content with one functionResponse part each (an
+// error, a JSON object, a result without its tool's name, resolved from the
+// call), then the user's text in the same content; a later system message
+// as user text; consecutive user messages in one content.
+func TestToolLoop(t *testing.T) {
+	c := nous.NewContext(nous.WithSystemPrompt("You are terse."))
+	c.SetSystemPromptOverlay("Answer in French.")
+	a := nous.ToolCall{ID: "call_a", Name: "weather", Arguments: json.RawMessage(`{"city":"Paris","n":3}`)}
+	b := nous.ToolCall{ID: "call_b", Name: "time"}
+	d := nous.ToolCall{ID: "call_c", Name: "lookup", Arguments: json.RawMessage(`{}`)}
+	foreign := nous.ThinkingPart("thought elsewhere", "sig")
+	foreign.Options["provider"] = "anthropic"
+	assistant := msg(nous.AssistantMessage("Checking.", a, b, d))
+	assistant.Parts = []nous.ContentPart{foreign}
+	unnamed := msg(nous.ToolMessage(d.ID, "", `{"found": true, "id": 7}`))
+	must(t, c.AddMessages(
+		msg(nous.UserMessage("Weather, time and a lookup?")),
+		msg(nous.UserMessage("  ")),
+		assistant,
+		msg(nous.ToolErrorMessage(a.ID, a.Name, "service down")),
+		msg(nous.ToolMessage(b.ID, b.Name, "noon")),
+		unnamed,
+		msg(nous.UserMessage("Thanks.")),
+		msg(nous.SystemMessage("Be careful.")),
+		msg(nous.UserMessage("One more.")),
+	))
+	golden(t, "tool_loop", send(t, c))
+}
+
+// Images and files: inline data or file data with their media types.
+func TestContent(t *testing.T) {
+	c := nous.NewContext()
+	must(t, c.AddMessage(msg(nous.UserMessageParts(
+		nous.TextPart("What are these?"),
+		nous.ContentPart{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}},
+		nous.ImageURLPart("data:image/jpeg;base64,/9j/4A=="),
+		nous.ContentPart{Type: nous.PartFileURL, Content: "gs://bucket/a.pdf", Options: map[string]any{"media_type": "application/pdf"}},
+	))))
+	golden(t, "content", send(t, c))
+}
+
+// A response brought in and sent back gives the API the same parts: the
+// thought with its signature, the text, the first parallel call with its
+// signature and the second without; the usage counts thoughts as output.
+func TestRoundTrip(t *testing.T) {
+	const body = `{"candidates":[{"content":{"role":"model","parts":[
+	{"text":"Let me think.","thought":true,"thoughtSignature":"dGhvdWdodA=="},
+	{"text":"Checking both."},
+	{"functionCall":{"id":"fc_1","name":"weather","args":{"city":"Nice"}},"thoughtSignature":"c2lnLTE="},
+	{"functionCall":{"name":"time","args":{}}}]},"finishReason":"STOP"}],
+	"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":30,"thoughtsTokenCount":20,"cachedContentTokenCount":40,"toolUsePromptTokenCount":5},
+	"modelVersion":"gemini-test"}`
+	cl, _ := client(t, body)
+	resp, err := cl.Models.GenerateContent(context.Background(), "gemini-test", genai.Text("q"), nil)
+	must(t, err)
+	m, u, err := nousgemini.Message(resp)
+	must(t, err)
+	want := nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 105, OutputTokens: 50, TotalTokens: 155, CacheReadInputTokens: 40, ReasoningTokens: 20}
+	if u != want {
+		t.Errorf("usage %+v, want %+v", u, want)
+	}
+	if len(m.ToolCalls) != 2 || m.ToolCalls[1].ID == "" || m.ToolCalls[1].ID == m.ToolCalls[0].ID {
+		t.Fatalf("tool calls %+v: the second needs an ID of its own", m.ToolCalls)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather and time in Nice?")), m,
+		msg(nous.ToolMessage("fc_1", "weather", "sunny")), msg(nous.ToolMessage(m.ToolCalls[1].ID, "time", "noon"))))
+	data, err := c.Serialize() // as a store keeps it
+	must(t, err)
+	c, err = nous.Deserialize(data)
+	must(t, err)
+	sent := send(t, c)
+	var got struct {
+		Contents []struct {
+			Role  string            `json:"role"`
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	must(t, json.Unmarshal(sent, &got))
+	var came struct {
+		Candidates []struct {
+			Content struct {
+				Parts []json.RawMessage `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	must(t, json.Unmarshal([]byte(body), &came))
+	model := got.Contents[1]
+	if model.Role != "model" || len(model.Parts) != 4 {
+		t.Fatalf("the model turn went back as %s", sent)
+	}
+	for k, p := range came.Candidates[0].Content.Parts {
+		var x, y map[string]any
+		must(t, json.Unmarshal(p, &x))
+		must(t, json.Unmarshal(model.Parts[k], &y))
+		if x["thoughtSignature"] != y["thoughtSignature"] || x["thought"] != y["thought"] || x["text"] != y["text"] {
+			t.Errorf("part %d went back as %s, came as %s", k, model.Parts[k], p)
+		}
+	}
+	if len(got.Contents) != 3 || len(got.Contents[2].Parts) != 2 {
+		t.Errorf("the two results are not one user content of two parts: %s", sent)
+	}
+}
+
+// Views the API would refuse are an *Error naming the message and the
+// call; config stays as it was.
+func TestRefused(t *testing.T) {
+	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
+	for _, tt := range []struct {
+		name   string
+		view   []nous.Message
+		index  int
+		callID string
+		want   error
+	}{
+		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired},
+		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired},
+		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
+			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired},
+		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired},
+		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired},
+		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`[1]`)}),
+			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
+		{"an image URL without a media type", []nous.Message{nous.UserMessageParts(nous.ImageURLPart("https://example.com/a.png"))}, 0, "", nousgemini.ErrUnsupported},
+		{"an image in a tool result", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}}, 2, "c1", nousgemini.ErrUnsupported},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext(nous.WithSystemPrompt("s"))
+			for _, m := range tt.view {
+				must(t, c.AddMessage(m))
+			}
+			kept := &genai.Content{Parts: []*genai.Part{{Text: "kept"}}}
+			config := &genai.GenerateContentConfig{SystemInstruction: kept}
+			contents, err := nousgemini.Contents(c, config)
+			var e *nousgemini.Error
+			if !errors.As(err, &e) || !errors.Is(err, tt.want) {
+				t.Fatalf("Contents: %v, want an *Error wrapping %v", err, tt.want)
+			}
+			if e.Index != tt.index || e.CallID != tt.callID {
+				t.Errorf("Contents: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.index, tt.callID, err)
+			}
+			if contents != nil || config.SystemInstruction != kept {
+				t.Error("a refused Contents changed config or returned contents")
+			}
+		})
+	}
+	var none genai.GenerateContentResponse
+	if _, _, err := nousgemini.Message(&none); !errors.Is(err, nousgemini.ErrNoCandidate) {
+		t.Errorf("a response without a candidate: %v", err)
+	}
+}

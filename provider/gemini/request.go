@@ -1,0 +1,243 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/nous-go/nous"
+)
+
+// Contents returns the contents of c's view, with its overlay, and sets
+// config.SystemInstruction to its system prompt and leading system
+// messages, by the rules of the package doc; the rest of config is the
+// caller's. A view the API would refuse is an [*Error], and config is left
+// as it was.
+func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Content, error) {
+	if err := c.CheckToolPairing(); err != nil {
+		var p nous.PairingError
+		errors.As(err, &p)
+		return nil, &Error{Index: p.Index, CallID: p.CallID, Err: err}
+	}
+	var system []*genai.Part
+	if c.SystemPrompt != "" && !promptInView(c) {
+		system = append(system, &genai.Part{Text: c.SystemPrompt})
+	}
+	var b builder
+	names := map[string]string{} // the name of each call, by ID
+	leading := true
+	for i, m := range c.All() {
+		var err error
+		switch m.Role {
+		case nous.RoleSystem:
+			if leading {
+				system = append(system, textParts(&m)...)
+				continue
+			}
+			b.add(genai.RoleUser, textParts(&m)...)
+		case nous.RoleUser:
+			var parts []*genai.Part
+			parts, err = userParts(&m)
+			b.add(genai.RoleUser, parts...)
+		case nous.RoleAssistant:
+			var parts []*genai.Part
+			parts, err = modelParts(&m, names)
+			b.add(genai.RoleModel, parts...)
+		case nous.RoleTool:
+			var part *genai.Part
+			part, err = functionResponse(&m, names)
+			b.add(genai.RoleUser, part)
+		default:
+			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
+		}
+		if err != nil {
+			e := &Error{Index: i, Err: err}
+			var call callError
+			if errors.As(err, &call) {
+				e.CallID = call.id
+			}
+			return nil, e
+		}
+		leading = false
+	}
+	if config != nil {
+		config.SystemInstruction = nil
+		if len(system) > 0 {
+			config.SystemInstruction = &genai.Content{Parts: system}
+		}
+	}
+	return b.contents, nil
+}
+
+// promptInView reports whether c's view starts with a system message that
+// begins with its SystemPrompt (a runtime put it there; the overlay may
+// follow it): then the prompt is not sent apart.
+func promptInView(c *nous.Context) bool {
+	for _, m := range c.All() {
+		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
+	}
+	return false
+}
+
+// builder collects contents, consecutive parts of one role in one content.
+type builder struct {
+	contents []*genai.Content
+}
+
+func (b *builder) add(role string, parts ...*genai.Part) {
+	if len(parts) == 0 {
+		return
+	}
+	if n := len(b.contents); n > 0 && b.contents[n-1].Role == role {
+		b.contents[n-1].Parts = append(b.contents[n-1].Parts, parts...)
+		return
+	}
+	b.contents = append(b.contents, &genai.Content{Role: role, Parts: parts})
+}
+
+// textParts returns the text parts of m, its Content then its text parts,
+// each that is not blank, with the thought signature a text part carries.
+func textParts(m *nous.Message) []*genai.Part {
+	var out []*genai.Part
+	if !blank(m.Content) {
+		out = append(out, &genai.Part{Text: m.Content})
+	}
+	for _, p := range m.Parts {
+		if p.Type == nous.PartText && !blank(p.Content) {
+			sig, _ := signature(p.Options)
+			out = append(out, &genai.Part{Text: p.Content, ThoughtSignature: sig})
+		}
+	}
+	return out
+}
+
+// userParts returns the parts of a user message: its text, then its parts
+// in order.
+func userParts(m *nous.Message) ([]*genai.Part, error) {
+	var out []*genai.Part
+	if !blank(m.Content) {
+		out = append(out, &genai.Part{Text: m.Content})
+	}
+	for k, p := range m.Parts {
+		part, err := mediaPart(&p)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", k, err)
+		}
+		if part != nil {
+			out = append(out, part)
+		}
+	}
+	return out, nil
+}
+
+// mediaPart returns the part of a user part, nil for blank text.
+func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
+	media, _ := p.Options["media_type"].(string)
+	switch p.Type {
+	case nous.PartText:
+		if blank(p.Content) {
+			return nil, nil
+		}
+		return &genai.Part{Text: p.Content}, nil
+	case nous.PartImage, nous.PartFile, nous.PartImageURL, nous.PartFileURL:
+		data, isURL := p.Content, p.Type == nous.PartImageURL || p.Type == nous.PartFileURL
+		if isURL && !strings.HasPrefix(data, "data:") {
+			if media == "" {
+				return nil, fmt.Errorf("a %s part without Options[\"media_type\"], which the API needs for a URL: %w", p.Type, ErrUnsupported)
+			}
+			return &genai.Part{FileData: &genai.FileData{FileURI: data, MIMEType: media}}, nil
+		}
+		if rest, ok := strings.CutPrefix(data, "data:"); ok {
+			head, body, _ := strings.Cut(rest, ",")
+			media, data = strings.TrimSuffix(head, ";base64"), body
+		}
+		if media == "" {
+			return nil, fmt.Errorf("a %s part without Options[\"media_type\"]: %w", p.Type, ErrUnsupported)
+		}
+		raw, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("a %s part whose data is not base64: %v: %w", p.Type, err, ErrUnsupported)
+		}
+		return &genai.Part{InlineData: &genai.Blob{MIMEType: media, Data: raw}}, nil
+	}
+	return nil, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
+}
+
+// modelParts returns the parts of an assistant message: Gemini's thoughts,
+// its text, then its function calls, each with the signature it came with.
+func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error) {
+	var out []*genai.Part
+	for k, p := range m.Parts {
+		switch p.Type {
+		case nous.PartText:
+		case nous.PartThinking:
+			if p.Options[optProvider] != Provider {
+				continue
+			}
+			sig, err := signature(p.Options)
+			if err != nil {
+				return nil, fmt.Errorf("part %d: %w", k, err)
+			}
+			out = append(out, &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig})
+		default:
+			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	out = append(out, textParts(m)...)
+	for _, tc := range m.ToolCalls {
+		args, err := tc.ArgumentsObject()
+		if err != nil {
+			return nil, callError{tc.ID, err}
+		}
+		var obj map[string]any
+		d := json.NewDecoder(bytes.NewReader(args))
+		d.UseNumber() // numbers as written, not rounded to a float64
+		if err := d.Decode(&obj); err != nil {
+			return nil, callError{tc.ID, fmt.Errorf("%v: %w", err, nous.ErrInvalidArguments)}
+		}
+		sig, err := signature(tc.Metadata)
+		if err != nil {
+			return nil, callError{tc.ID, err}
+		}
+		names[tc.ID] = tc.Name
+		out = append(out, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: obj}, ThoughtSignature: sig})
+	}
+	return out, nil
+}
+
+// functionResponse returns the functionResponse part of a tool message:
+// its text when that is a JSON object, {"output": text} otherwise, or
+// {"error": text} for an error result; named after its call.
+func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, error) {
+	text := m.Content
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText {
+			return nil, callError{m.ToolCallID, fmt.Errorf("part %d: a %s part in a tool result: %w", k, p.Type, ErrUnsupported)}
+		}
+		text += p.Content
+	}
+	var response map[string]any
+	key := "output"
+	if m.IsError() {
+		key = "error"
+	} else if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
+		d := json.NewDecoder(strings.NewReader(t))
+		d.UseNumber()
+		if d.Decode(&response) != nil || d.More() {
+			response = nil
+		}
+	}
+	if response == nil {
+		response = map[string]any{key: text}
+	}
+	name := m.Name
+	if name == "" {
+		name = names[m.ToolCallID]
+	}
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: response}}, nil
+}
