@@ -4,7 +4,7 @@
 //
 // It fills params the caller owns, and calls nothing:
 //
-//	params := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024, Tools: tools}
+//	params := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024, Tools: tools}
 //	if err := nousanthropic.Fill(&params, c); err != nil { ... } // a view the API would refuse
 //	resp, err := client.Messages.New(ctx, params)
 //	msg, usage := nousanthropic.Message(resp)
