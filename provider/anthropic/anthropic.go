@@ -37,7 +37,8 @@
 //   - Thinking: a thinking part goes back only when it came from Anthropic
 //     ([Message] marks it: Options["provider"] is "anthropic"), with its
 //     signature, or its redacted data, byte for byte, first in its assistant
-//     turn, as the API wants for the last turn of a tool loop. A thinking part
+//     turn, as the API wants for the last turn of a tool loop (assistant
+//     messages in a row are one turn: their thinking goes first, in order). A thinking part
 //     whose text was changed since (its digest no longer matches) is an error
 //     wrapping [ErrEditedThinking]: the API would refuse its signature.
 //     Thinking from another provider, or without a signature, and

@@ -84,13 +84,35 @@ func (b *builder) add(role nous.Role, blocks ...anthropic.ContentBlockParamUnion
 	case n > 0 && b.last == role && role == nous.RoleUser:
 		b.messages[n-1].OfUser.Content = append(b.messages[n-1].OfUser.Content, blocks...)
 	case n > 0 && b.last == role && role == nous.RoleAssistant:
-		b.messages[n-1].OfAssistant.Content = append(b.messages[n-1].OfAssistant.Content, blocks...)
+		b.messages[n-1].OfAssistant.Content = mergeAssistant(b.messages[n-1].OfAssistant.Content, blocks)
 	case role == nous.RoleUser:
 		b.messages = append(b.messages, anthropic.NewUserMessage(blocks...))
 	default:
 		b.messages = append(b.messages, anthropic.NewAssistantMessage(blocks...))
 	}
 	b.last = role
+}
+
+// mergeAssistant returns the blocks of two assistant messages in a row as
+// one turn: the API wants a turn's thinking first, so the second's thinking
+// blocks go after the first's, before its text and tool use.
+func mergeAssistant(have, more []anthropic.ContentBlockParamUnion) []anthropic.ContentBlockParamUnion {
+	thinking := func(b anthropic.ContentBlockParamUnion) bool { return b.OfThinking != nil || b.OfRedactedThinking != nil }
+	lead := 0
+	for lead < len(have) && thinking(have[lead]) {
+		lead++
+	}
+	var think, rest []anthropic.ContentBlockParamUnion
+	for _, b := range more {
+		if thinking(b) {
+			think = append(think, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	out := make([]anthropic.ContentBlockParamUnion, 0, len(have)+len(more))
+	out = append(append(append(out, have[:lead]...), think...), have[lead:]...)
+	return append(out, rest...)
 }
 
 // addSystem appends a system message in the conversation.
