@@ -97,7 +97,9 @@ func (b *builder) add(role nous.Role, blocks ...anthropic.ContentBlockParamUnion
 // one turn: the API wants a turn's thinking first, so the second's thinking
 // blocks go after the first's, before its text and tool use.
 func mergeAssistant(have, more []anthropic.ContentBlockParamUnion) []anthropic.ContentBlockParamUnion {
-	thinking := func(b anthropic.ContentBlockParamUnion) bool { return b.OfThinking != nil || b.OfRedactedThinking != nil }
+	thinking := func(b anthropic.ContentBlockParamUnion) bool {
+		return b.OfThinking != nil || b.OfRedactedThinking != nil
+	}
 	lead := 0
 	for lead < len(have) && thinking(have[lead]) {
 		lead++
