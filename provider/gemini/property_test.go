@@ -1,0 +1,115 @@
+package gemini_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/viewgen"
+	nousgemini "github.com/nous-go/nous/provider/gemini"
+)
+
+// Thousands of random conversations: Contents refuses exactly the views
+// whose pairing is broken (and those with content the API has no part
+// for, or arguments that are not objects), with an *Error; the contents it
+// makes keep the API's rules: roles alternate, no content is empty, no text
+// is blank; a model turn's function calls are answered by the
+// functionResponse parts that open the next user content, one per call,
+// each named after its call.
+func TestProperty(t *testing.T) {
+	made, refused := 0, 0
+	defer func() {
+		if !t.Failed() && (made < 1000 || refused < 300) {
+			t.Errorf("%d requests made, %d refused: the generator no longer covers both", made, refused)
+		}
+	}()
+	for seed := range uint64(3000) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		prompt := []string{"", "Be brief."}[r.IntN(2)]
+		c := nous.NewContext(nous.WithSystemPrompt(prompt))
+		for _, m := range viewgen.View(r, 1+r.IntN(14)) {
+			c.AddMessage(m) // one the context refuses is not in the view
+		}
+		paired := c.CheckToolPairing() == nil
+		contents, err := nousgemini.Contents(c, &genai.GenerateContentConfig{})
+		if err != nil {
+			var e *nousgemini.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("seed %d: %v is not an *Error", seed, err)
+			}
+			if errors.Is(err, nous.ErrUnpaired) == paired {
+				t.Fatalf("seed %d: Contents says %v, the pairing check paired=%v", seed, err, paired)
+			}
+			if !errors.Is(err, nous.ErrUnpaired) && !errors.Is(err, nous.ErrInvalidArguments) && !errors.Is(err, nousgemini.ErrUnsupported) {
+				t.Fatalf("seed %d: %v wraps no sentinel", seed, err)
+			}
+			refused++
+			continue
+		}
+		if !paired {
+			t.Fatalf("seed %d: Contents took a view whose pairing fails", seed)
+		}
+		made++
+		if problem := checkContents(contents); problem != "" {
+			body, _ := json.Marshal(contents)
+			t.Fatalf("seed %d: %s\n%s", seed, problem, body)
+		}
+	}
+}
+
+func checkContents(contents []*genai.Content) string {
+	names := map[string]string{}
+	var open []string
+	for i, c := range contents {
+		if len(c.Parts) == 0 {
+			return "an empty content"
+		}
+		if i > 0 && contents[i-1].Role == c.Role {
+			return "two " + c.Role + " contents in a row"
+		}
+		var answered []string
+		others := false
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionResponse != nil:
+				if c.Role != genai.RoleUser || others {
+					return "a functionResponse that does not open a user content"
+				}
+				if p.FunctionResponse.Name == "" || p.FunctionResponse.Name != names[p.FunctionResponse.ID] {
+					return "a functionResponse named " + p.FunctionResponse.Name + ", its call " + names[p.FunctionResponse.ID]
+				}
+				answered = append(answered, p.FunctionResponse.ID)
+			case p.FunctionCall != nil:
+				names[p.FunctionCall.ID] = p.FunctionCall.Name
+				others = true
+			case p.InlineData == nil && p.FileData == nil && strings.TrimSpace(p.Text) == "":
+				return "a blank text part"
+			default:
+				others = true
+			}
+		}
+		if len(open) > 0 || len(answered) > 0 {
+			slices.Sort(open)
+			slices.Sort(answered)
+			if !slices.Equal(open, answered) {
+				return "calls " + strings.Join(open, ",") + " answered by " + strings.Join(answered, ",")
+			}
+		}
+		open = nil
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				open = append(open, p.FunctionCall.ID)
+			}
+		}
+	}
+	if len(open) > 0 {
+		return "calls left unanswered"
+	}
+	return ""
+}
