@@ -106,6 +106,8 @@ type Context struct {
 
 	saved savedAt // the store's head and state as c last saw them
 
+	tokens tokenCache // what a token counter counted of the log's messages
+
 	log        eventLog
 	view       []int64 // the view's messages: indices in log.msgs
 	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
@@ -535,7 +537,8 @@ func (c *Context) Clone() *Context {
 	d.Callbacks = maps.Clone(c.Callbacks)
 	d.lists = nil // d.Deps is a deep copy: no list of c's is in it
 	d.log = c.log.fork()
-	d.saved = savedAt{} // a fork was never saved
+	d.saved = savedAt{}     // a fork was never saved
+	d.tokens = tokenCache{} // its own: the counts are appended to
 	d.view = slices.Clip(c.view)
 	d.viewShared, c.viewShared = true, true
 	return &d

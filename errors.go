@@ -52,9 +52,15 @@ var (
 	ErrUnpaired = errors.New("unpaired tool call")
 
 	// ErrConflict reports a save or a refresh that cannot be done because
-	// another writer saved the log since the context last saw it; see
-	// [Context.Save].
-	ErrConflict = errors.New("conflict: the stored log moved on")
+	// another writer saved the log since the context last saw it (see
+	// [Context.Save]), and a compaction plan that no longer matches the
+	// view it was made from (see [Context.ApplyCompaction]).
+	ErrConflict = errors.New("conflict: the log moved on")
+
+	// ErrOverBudget reports a view that cannot be brought within a token
+	// budget: what must be kept (the leading system messages, the active
+	// turn, the summary) alone exceeds it; see [Context.PlanCompaction].
+	ErrOverBudget = errors.New("over the token budget")
 
 	// ErrNotFound reports a log a [Store] does not hold.
 	ErrNotFound = errors.New("log not found")
