@@ -22,6 +22,9 @@ var texts = []string{"hello", "  ", "", "what is the weather?", "ok\n", "\t", "r
 func View(r *rand.Rand, n int) []nous.Message {
 	var out []nous.Message
 	calls := 0
+	if r.IntN(5) > 0 { // most conversations start with the user
+		out = append(out, user(r))
+	}
 	for len(out) < n {
 		switch k := r.IntN(10); {
 		case k < 3:

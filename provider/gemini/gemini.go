@@ -18,8 +18,10 @@
 //     tool message per call, before anything else (the view's
 //     [nous.Context.CheckToolPairing]; an error wrapping [nous.ErrUnpaired]).
 //     They go back in one user content, one functionResponse part per call,
-//     each with the call's ID and name (the name resolved from the call when
-//     the tool message has none). Consecutive messages of one role are one
+//     each with the call's ID and name (the call's, which the API matches,
+//     whatever the tool message says). A model turn with function calls
+//     must follow a user turn: one that comes first is an error wrapping
+//     [ErrUnsupported]. Consecutive messages of one role are one
 //     content: the API wants the roles to alternate. Repairing a view is the
 //     caller's choice: [nous.Context.PatchDanglingToolCalls].
 //   - Content: no empty or whitespace-only text part is sent. Tool arguments
@@ -36,7 +38,9 @@
 //     the view starts with a system message that begins with it) and the
 //     view's leading system messages, the overlay among them; a system
 //     message later in the view, which contents have no role for, is user
-//     text.
+//     text; a system message with other parts than text is an error
+//     wrapping [ErrUnsupported]. A nil config with a system instruction to
+//     send is an error too.
 //   - Thought signatures: [Message] keeps each part's thought signature
 //     where it came (a function call's in the call's Metadata, a text's or
 //     thought's in the part's Options, base64), and they go back on the

@@ -35,6 +35,9 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 		var err error
 		switch m.Role {
 		case nous.RoleSystem:
+			if err = systemOnlyText(&m); err != nil {
+				break
+			}
 			if leading {
 				system = append(system, textParts(&m)...)
 				continue
@@ -47,6 +50,9 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 		case nous.RoleAssistant:
 			var parts []*genai.Part
 			parts, err = modelParts(&m, names)
+			if err == nil && len(m.ToolCalls) > 0 && !b.hasUser() {
+				err = callError{m.ToolCalls[0].ID, fmt.Errorf("a function call turn before any user turn: %w", ErrUnsupported)}
+			}
 			b.add(genai.RoleModel, parts...)
 		case nous.RoleTool:
 			var part *genai.Part
@@ -64,6 +70,9 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 			return nil, e
 		}
 		leading = false
+	}
+	if config == nil && len(system) > 0 {
+		return nil, fmt.Errorf("gemini: the view has a system instruction and config is nil: %w", ErrUnsupported)
 	}
 	if config != nil {
 		config.SystemInstruction = nil
@@ -89,6 +98,16 @@ type builder struct {
 	contents []*genai.Content
 }
 
+// hasUser reports whether a user content was added.
+func (b *builder) hasUser() bool {
+	for _, c := range b.contents {
+		if c.Role == genai.RoleUser {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *builder) add(role string, parts ...*genai.Part) {
 	if len(parts) == 0 {
 		return
@@ -108,8 +127,12 @@ func textParts(m *nous.Message) []*genai.Part {
 		out = append(out, &genai.Part{Text: m.Content})
 	}
 	for _, p := range m.Parts {
-		if p.Type == nous.PartText && !blank(p.Content) {
-			sig, _ := signature(p.Options)
+		if p.Type != nous.PartText {
+			continue
+		}
+		// A blank text part goes only when it carries a signature, as
+		// Gemini ends a turn with one.
+		if sig, _ := signature(p.Options); !blank(p.Content) || sig != nil {
 			out = append(out, &genai.Part{Text: p.Content, ThoughtSignature: sig})
 		}
 	}
@@ -183,6 +206,9 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			if err != nil {
 				return nil, fmt.Errorf("part %d: %w", k, err)
 			}
+			if blank(p.Content) && sig == nil {
+				continue
+			}
 			out = append(out, &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig})
 		default:
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
@@ -196,7 +222,7 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 		}
 		var obj map[string]any
 		d := json.NewDecoder(bytes.NewReader(args))
-		d.UseNumber() // numbers as written, not rounded to a float64
+		d.UseNumber() // as written; the SDK may still round what it sends
 		if err := d.Decode(&obj); err != nil {
 			return nil, callError{tc.ID, fmt.Errorf("%v: %w", err, nous.ErrInvalidArguments)}
 		}
@@ -235,9 +261,20 @@ func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, er
 	if response == nil {
 		response = map[string]any{key: text}
 	}
-	name := m.Name
+	name := names[m.ToolCallID] // the call's name: the API matches the two
 	if name == "" {
-		name = names[m.ToolCallID]
+		name = m.Name
 	}
 	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: response}}, nil
+}
+
+// systemOnlyText reports a part of a system message other than text, which
+// has no place in the system instruction.
+func systemOnlyText(m *nous.Message) error {
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText {
+			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	return nil
 }

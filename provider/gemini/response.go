@@ -16,17 +16,24 @@ import (
 // Gemini's, its function calls as tool calls (their arguments the JSON of
 // the call's args; an ID made up when the API gave none), each part's
 // thought signature kept where it came, and Metadata["finish_reason"] and
-// ["model"]. A response without a candidate is an error wrapping
-// [ErrNoCandidate].
+// ["model"]. A response without a candidate (a blocked prompt) is an error
+// wrapping [ErrNoCandidate], returned with the response's usage, which is
+// billed all the same.
 func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, error) {
-	if len(resp.Candidates) == 0 || resp.Candidates[0].Content == nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: %w", ErrNoCandidate)
+	if resp == nil {
+		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: a nil response: %w", ErrNoCandidate)
+	}
+	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil || resp.Candidates[0].Content == nil {
+		return nous.Message{}, Usage(resp.UsageMetadata), fmt.Errorf("gemini: %w", ErrNoCandidate) // a blocked prompt is billed too
 	}
 	cand := resp.Candidates[0]
 	m := nous.AssistantMessage("")
 	var parts []nous.ContentPart
 	plain := true // one text part, no signature, no thought: Content
 	for _, p := range cand.Content.Parts {
+		if p == nil {
+			continue
+		}
 		sig := ""
 		if len(p.ThoughtSignature) > 0 {
 			sig = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
@@ -56,7 +63,7 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 				part.Options[optSignature] = sig
 			}
 			parts = append(parts, part)
-		case p.Text != "":
+		case p.Text != "" || sig != "": // an empty text part may carry the turn's signature
 			part := nous.TextPart(p.Text)
 			if sig != "" {
 				plain = false
