@@ -39,6 +39,9 @@ func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
 func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
 	switch m.Role {
 	case nous.RoleSystem:
+		if err := systemOnlyText(m); err != nil {
+			return msg, false, err
+		}
 		t := texts(m)
 		if len(t) == 0 {
 			return msg, false, nil
@@ -160,9 +163,10 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 // text, with Metadata["refusal"] true, when it refused), its function calls
 // as tool calls with their argument bytes, Metadata["finish_reason"] and
 // ["model"]. A response without a choice is an error wrapping
-// [ErrNoChoice].
+// [ErrNoChoice]; one with a tool call that is not a function call (a
+// custom tool's), one wrapping [ErrUnsupported], with the usage.
 func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) {
-	if len(resp.Choices) == 0 {
+	if resp == nil || len(resp.Choices) == 0 {
 		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: %w", ErrNoChoice)
 	}
 	choice := resp.Choices[0]
@@ -173,7 +177,7 @@ func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) 
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		if tc.Type != "function" {
-			continue
+			return nous.Message{}, ChatUsage(resp.Usage), fmt.Errorf("openai: a %s tool call %q (a function call is what a context keeps): %w", tc.Type, tc.ID, ErrUnsupported)
 		}
 		args := json.RawMessage(tc.Function.Arguments)
 		if len(args) == 0 {

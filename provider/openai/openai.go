@@ -90,8 +90,9 @@ const (
 	optProvider   = "provider"
 	optItemID     = "id"                // the reasoning item's ID
 	optEncrypted  = "encrypted_content" // its encrypted content
-	optFollowedBy = "followed_by"       // the call ID of the item after it, or "message"
-	metaItemID    = "openai_item_id"    // on a message or a tool call: its output item's ID
+	optFollowedBy = "followed_by"       // what came after it: a call ID, a message item ID, or "message"
+	optSummary    = "summary"           // the texts of its summary parts
+	metaItemID    = "openai_item_id"    // on a message, a text part or a tool call: its output item's ID
 )
 
 // callError is an error about one tool call.
@@ -170,4 +171,15 @@ func filename(p *nous.ContentPart) string {
 		return name
 	}
 	return "file"
+}
+
+// systemOnlyText reports a part of a system message other than text, which
+// no system message takes.
+func systemOnlyText(m *nous.Message) error {
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText {
+			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
+	return nil
 }

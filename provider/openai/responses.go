@@ -38,6 +38,9 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	switch m.Role {
 	case nous.RoleSystem:
+		if err := systemOnlyText(m); err != nil {
+			return nil, err
+		}
 		t := texts(m)
 		if len(t) == 0 {
 			return nil, nil
@@ -105,42 +108,50 @@ func responseUser(m *nous.Message) ([]responses.ResponseInputItemUnionParam, err
 	return []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser)}, nil
 }
 
-// responseAssistant returns the items of an assistant message: its text
-// as a message item, then its tool calls as function_call items, each
-// preceded by the reasoning items that preceded it in the response.
+// responseAssistant returns the items of an assistant message: its text as
+// message items (one per text part an output item ID marks, one for the
+// rest), then its tool calls as function_call items, each preceded by the
+// reasoning items that preceded it in the response.
 func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	reasoning := map[string][]responses.ResponseInputItemUnionParam{} // by the item they precede
+	var marked []nous.ContentPart                                     // text parts with their item's ID
 	for k, p := range m.Parts {
 		switch p.Type {
 		case nous.PartText:
+			if id, _ := p.Options[metaItemID].(string); id != "" {
+				marked = append(marked, p)
+			}
 		case nous.PartThinking:
 			if p.Options[optProvider] != Provider {
 				continue // another provider's, which the API cannot take
 			}
-			id, _ := p.Options[optItemID].(string)
 			follower, _ := p.Options[optFollowedBy].(string)
-			r := responses.ResponseReasoningItemParam{ID: id, Summary: []responses.ResponseReasoningItemSummaryParam{}}
-			if !blank(p.Content) {
-				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: p.Content})
-			}
-			if enc, _ := p.Options[optEncrypted].(string); enc != "" {
-				r.EncryptedContent = openai.String(enc)
-			}
-			reasoning[follower] = append(reasoning[follower], responses.ResponseInputItemUnionParam{OfReasoning: &r})
+			reasoning[follower] = append(reasoning[follower], reasoningItem(&p))
 		default:
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
 	var items []responses.ResponseInputItemUnionParam
-	if t := texts(m); len(t) > 0 {
+	for _, p := range marked {
+		id := p.Options[metaItemID].(string)
+		items = append(items, reasoning[id]...)
+		items = append(items, outputMessage(id, p.Content))
+	}
+	var rest []string // the text no item ID marks
+	if !blank(m.Content) {
+		rest = append(rest, m.Content)
+	}
+	for _, p := range m.Parts {
+		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartText && id == "" && !blank(p.Content) {
+			rest = append(rest, p.Content)
+		}
+	}
+	if len(rest) > 0 {
 		items = append(items, reasoning["message"]...)
-		text := strings.Join(t, "")
+		text := strings.Join(rest, "")
 		if id, _ := m.Metadata[metaItemID].(string); id != "" {
-			items = append(items, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
-				ID: id, Status: responses.ResponseOutputMessageStatusCompleted,
-				Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
-					Text: text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}},
-			}})
+			items = append(items, reasoning[id]...)
+			items = append(items, outputMessage(id, text))
 		} else {
 			items = append(items, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleAssistant))
 		}
@@ -158,6 +169,35 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &call})
 	}
 	return items, nil
+}
+
+// reasoningItem returns the reasoning item a thinking part from OpenAI
+// carries: its ID, summary parts and encrypted content.
+func reasoningItem(p *nous.ContentPart) responses.ResponseInputItemUnionParam {
+	id, _ := p.Options[optItemID].(string)
+	r := responses.ResponseReasoningItemParam{ID: id, Summary: []responses.ResponseReasoningItemSummaryParam{}}
+	if parts, ok := p.Options[optSummary].([]any); ok {
+		for _, t := range parts {
+			if text, ok := t.(string); ok {
+				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: text})
+			}
+		}
+	} else if !blank(p.Content) {
+		r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: p.Content})
+	}
+	if enc, _ := p.Options[optEncrypted].(string); enc != "" {
+		r.EncryptedContent = openai.String(enc)
+	}
+	return responses.ResponseInputItemUnionParam{OfReasoning: &r}
+}
+
+// outputMessage returns an output message item of the model's, with its ID.
+func outputMessage(id, text string) responses.ResponseInputItemUnionParam {
+	return responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
+		ID: id, Status: responses.ResponseOutputMessageStatusCompleted,
+		Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
+			Text: text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}},
+	}}
 }
 
 // responseToolOutput returns the output of a function_call_output item: the
@@ -204,29 +244,38 @@ func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCal
 }
 
 // ResponseMessage returns the assistant message and the usage of a
-// Responses API response: the text of its message items (Content for one,
-// text parts for several, the last item's ID in Metadata), its function
-// calls as tool calls with their argument bytes and item IDs, and its
-// reasoning items as thinking parts marked as OpenAI's, with their ID,
-// encrypted content, summary text and the item that followed them, so that
-// [FillResponses] sends them back in their place. Other output items are
-// not kept.
+// Responses API response: the text of its message items (Content for one
+// item, with its ID in Metadata; text parts for several, or with
+// reasoning, each with its item's ID in Options), a refusal's text with
+// Metadata["refusal"] true, its function calls as tool calls with their
+// argument bytes and item IDs, and its reasoning items as thinking parts
+// marked as OpenAI's, with their ID, encrypted content, summary parts and
+// the item that followed them, so that [FillResponses] sends them back in
+// their place. Other output items are not kept.
 func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 	m := nous.AssistantMessage("")
-	var texts []string
+	if resp == nil {
+		return m, nous.Usage{}
+	}
+	var texts []nous.ContentPart // one per message item, marked with its ID
 	var thinking []nous.ContentPart
 	for k, item := range resp.Output {
 		switch item.Type {
 		case "message":
+			var text strings.Builder
 			for _, c := range item.Content {
-				if c.Type == "output_text" {
-					texts = append(texts, c.Text)
+				switch c.Type {
+				case "output_text":
+					text.WriteString(c.Text)
+				case "refusal":
+					text.WriteString(c.Refusal)
+					if m.Metadata == nil {
+						m.Metadata = map[string]any{}
+					}
+					m.Metadata["refusal"] = true
 				}
 			}
-			if m.Metadata == nil {
-				m.Metadata = map[string]any{}
-			}
-			m.Metadata[metaItemID] = item.ID
+			texts = append(texts, nous.ContentPart{Type: nous.PartText, Content: text.String(), Options: map[string]any{metaItemID: item.ID}})
 		case "function_call":
 			args := json.RawMessage(item.Arguments.OfString)
 			if len(args) == 0 {
@@ -235,37 +284,52 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
 				Metadata: map[string]any{metaItemID: item.ID}})
 		case "reasoning":
-			var summary []string
-			for _, s := range item.Summary {
-				summary = append(summary, s.Text)
-			}
-			p := nous.ContentPart{Type: nous.PartThinking, Content: strings.Join(summary, "\n\n"),
-				Options: map[string]any{optProvider: Provider, optItemID: item.ID}}
-			if item.EncryptedContent != "" {
-				p.Options[optEncrypted] = item.EncryptedContent
-			}
-			if k+1 < len(resp.Output) {
-				switch next := resp.Output[k+1]; next.Type {
-				case "message":
-					p.Options[optFollowedBy] = "message"
-				case "function_call":
-					p.Options[optFollowedBy] = next.CallID
-				}
-			}
-			thinking = append(thinking, p)
+			thinking = append(thinking, reasoningPart(resp.Output, k))
 		}
 	}
 	if len(texts) == 1 && len(thinking) == 0 {
-		m.Content = texts[0]
-	} else {
-		m.Parts = thinking
-		for _, t := range texts {
-			m.Parts = append(m.Parts, nous.TextPart(t))
+		m.Content = texts[0].Content
+		if m.Metadata == nil {
+			m.Metadata = map[string]any{}
 		}
+		m.Metadata[metaItemID] = texts[0].Options[metaItemID]
+	} else {
+		m.Parts = append(thinking, texts...)
 	}
 	u := ResponseUsage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u
+}
+
+// reasoningPart returns the thinking part of the reasoning item output[k]:
+// its summary (the parts' texts in Options, joined as Content, for
+// reading), ID, encrypted content, and the item that followed it, past any
+// other reasoning item: a function call's ID or a message item's.
+func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.ContentPart {
+	item := output[k]
+	var summary []any
+	var joined []string
+	for _, s := range item.Summary {
+		summary, joined = append(summary, s.Text), append(joined, s.Text)
+	}
+	p := nous.ContentPart{Type: nous.PartThinking, Content: strings.Join(joined, "\n\n"),
+		Options: map[string]any{optProvider: Provider, optItemID: item.ID, optSummary: summary}}
+	if item.EncryptedContent != "" {
+		p.Options[optEncrypted] = item.EncryptedContent
+	}
+	for _, next := range output[k+1:] {
+		if next.Type == "reasoning" {
+			continue
+		}
+		switch next.Type {
+		case "message":
+			p.Options[optFollowedBy] = next.ID
+		case "function_call":
+			p.Options[optFollowedBy] = next.CallID
+		}
+		break
+	}
+	return p
 }
 
 // ResponseUsage returns the usage of one Responses API response: Requests
