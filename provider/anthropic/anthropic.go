@@ -34,6 +34,11 @@
 //     with it (a runtime put it there; the overlay may follow it). A system
 //     message later in the view is a system message in its place among the
 //     messages, as the API takes it there.
+//   - Calls: tool_use IDs must be unique in a request and made of letters,
+//     digits, _ and -, as the API wants; a call ID from elsewhere that is not
+//     (or one used twice, as servers that number calls per turn do) is an
+//     error wrapping [ErrUnsupported]. A view with no message to send, or a
+//     system message with other parts than text, is an error too.
 //   - Thinking: a thinking part goes back only when it came from Anthropic
 //     ([Message] marks it: Options["provider"] is "anthropic"), with its
 //     signature, or its redacted data, byte for byte, first in its assistant
@@ -56,6 +61,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 )
 
 // ErrUnsupported reports content the Messages API has no block for.
@@ -89,9 +95,13 @@ const Provider = "anthropic"
 const (
 	optProvider  = "provider"
 	optSignature = "signature"
-	optRedacted  = "redacted_data" // a redacted_thinking block's data
-	optDigest    = "digest"        // SHA-256 of the thinking text when received, hex
+	optRedacted  = "redacted_data"         // a redacted_thinking block's data
+	optDigest    = "digest"                // SHA-256 of the thinking text when received, hex
+	metaOrder    = "anthropic_block_order" // on a message: its blocks' kinds in the order they came
 )
+
+// toolUseID is what the API takes as a tool_use block's ID.
+var toolUseID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // digest returns the digest Options["digest"] holds of a thinking text.
 func digest(text string) string {

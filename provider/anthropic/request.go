@@ -27,10 +27,14 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		b.system = append(b.system, anthropic.TextBlockParam{Text: c.SystemPrompt})
 	}
 	leading := true
+	seen := map[string]bool{} // the tool_use IDs so far
 	for i, m := range c.All() {
 		var err error
 		switch m.Role {
 		case nous.RoleSystem:
+			if err = systemOnlyText(&m); err != nil {
+				break
+			}
 			if leading {
 				b.system = append(b.system, systemBlocks(&m)...)
 				continue
@@ -42,7 +46,7 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 			b.add(nous.RoleUser, blocks...)
 		case nous.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
-			blocks, err = assistantBlocks(&m)
+			blocks, err = assistantBlocks(&m, seen)
 			b.add(nous.RoleAssistant, blocks...)
 		case nous.RoleTool:
 			var block anthropic.ContentBlockParamUnion
@@ -61,7 +65,21 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		}
 		leading = false
 	}
+	if len(b.messages) == 0 {
+		return &Error{Index: 0, Err: fmt.Errorf("the view has no message to send (the API needs one): %w", ErrUnsupported)}
+	}
 	params.System, params.Messages = b.system, b.messages
+	return nil
+}
+
+// systemOnlyText reports a part of a system message other than text, which
+// has no place among the system blocks.
+func systemOnlyText(m *nous.Message) error {
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText {
+			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, ErrUnsupported)
+		}
+	}
 	return nil
 }
 
@@ -253,33 +271,68 @@ func (e callError) Error() string { return e.err.Error() }
 func (e callError) Unwrap() error { return e.err }
 
 // assistantBlocks returns the blocks of an assistant message: its thinking
-// from Anthropic first, then its text, then its tool calls.
-func assistantBlocks(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
-	var out []anthropic.ContentBlockParamUnion
+// from Anthropic first, then its text, then its tool calls; or in the order
+// the response had them, when [Message] recorded it. seen holds the tool_use
+// IDs of the request so far.
+func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.ContentBlockParamUnion, error) {
+	var thinking, text, calls []anthropic.ContentBlockParamUnion
+	callAt := map[string]int{}
 	for k, p := range m.Parts {
-		if p.Type != nous.PartThinking {
-			continue
-		}
-		block, ok, err := thinkingBlock(&p)
-		if err != nil {
-			return nil, fmt.Errorf("part %d: %w", k, err)
-		}
-		if ok {
-			out = append(out, block)
-		}
-	}
-	out = append(out, textBlocks(m)...)
-	for k, p := range m.Parts {
-		if p.Type != nous.PartText && p.Type != nous.PartThinking {
+		switch p.Type {
+		case nous.PartThinking:
+			block, ok, err := thinkingBlock(&p)
+			if err != nil {
+				return nil, fmt.Errorf("part %d: %w", k, err)
+			}
+			if ok {
+				thinking = append(thinking, block)
+			}
+		case nous.PartText:
+		default:
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
+	text = textBlocks(m)
 	for _, tc := range m.ToolCalls {
+		switch {
+		case !toolUseID.MatchString(tc.ID):
+			return nil, callError{tc.ID, fmt.Errorf("a tool call ID of other characters than letters, digits, _ and -: %w", ErrUnsupported)}
+		case seen[tc.ID]:
+			return nil, callError{tc.ID, fmt.Errorf("a tool call ID used twice in the conversation: %w", ErrUnsupported)}
+		}
+		seen[tc.ID] = true
 		args, err := tc.ArgumentsObject()
 		if err != nil {
 			return nil, callError{tc.ID, err}
 		}
-		out = append(out, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name))
+		callAt[tc.ID] = len(calls)
+		calls = append(calls, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name))
+	}
+	order, _ := m.Metadata[metaOrder].([]any)
+	if order == nil {
+		return append(append(thinking, text...), calls...), nil
+	}
+	// The order the response had: each kind takes the next of its blocks;
+	// what the order does not name (the message was changed) comes after.
+	var out []anthropic.ContentBlockParamUnion
+	used := make([]bool, len(calls))
+	for _, k := range order {
+		switch s, _ := k.(string); {
+		case s == "thinking" && len(thinking) > 0:
+			out, thinking = append(out, thinking[0]), thinking[1:]
+		case s == "text" && len(text) > 0:
+			out, text = append(out, text[0]), text[1:]
+		case strings.HasPrefix(s, "tool_use:"):
+			if i, ok := callAt[strings.TrimPrefix(s, "tool_use:")]; ok && !used[i] {
+				out, used[i] = append(out, calls[i]), true
+			}
+		}
+	}
+	out = append(append(out, thinking...), text...)
+	for i, b := range calls {
+		if !used[i] {
+			out = append(out, b)
+		}
 	}
 	return out, nil
 }

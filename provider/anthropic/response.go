@@ -15,12 +15,23 @@ import (
 // digest of their text, so that [Fill] sends them back as they came; tool
 // use blocks become tool calls, their input bytes the arguments. Blocks of
 // the API's own server tools are not kept. Metadata holds the response's
-// stop_reason and model.
+// stop_reason and model, and, when the blocks did not come as thinking,
+// text, tool use (interleaved thinking), their order, which Fill follows.
 func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 	m := nous.AssistantMessage("")
+	if resp == nil {
+		return m, nous.Usage{}
+	}
 	var parts []nous.ContentPart
+	var order []any // the kinds of the blocks kept, in order
 	thinking := false
 	for _, b := range resp.Content {
+		switch b.Type {
+		case "text", "thinking", "redacted_thinking":
+			order = append(order, kindOf(b.Type))
+		case "tool_use":
+			order = append(order, "tool_use:"+b.ID)
+		}
 		switch b.Type {
 		case "text":
 			parts = append(parts, nous.TextPart(b.Text))
@@ -49,6 +60,9 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 		m.Parts = parts
 	}
 	m.Metadata = map[string]any{"stop_reason": string(resp.StopReason), "model": string(resp.Model)}
+	if !canonical(order) {
+		m.Metadata[metaOrder] = order
+	}
 	u := Usage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u
@@ -70,4 +84,32 @@ func Usage(u anthropic.Usage) nous.Usage {
 		CacheReadInputTokens:     int(u.CacheReadInputTokens),
 		ReasoningTokens:          int(u.OutputTokensDetails.ThinkingTokens),
 	}
+}
+
+// kindOf returns the kind of a block as the order of a message records it.
+func kindOf(typ string) string {
+	if typ == "redacted_thinking" {
+		return "thinking"
+	}
+	return typ
+}
+
+// canonical reports whether the blocks of order come as Fill sends them by
+// default: thinking, then text, then tool use.
+func canonical(order []any) bool {
+	rank := func(k any) int {
+		switch s, _ := k.(string); {
+		case s == "thinking":
+			return 0
+		case s == "text":
+			return 1
+		}
+		return 2
+	}
+	for i := 1; i < len(order); i++ {
+		if rank(order[i]) < rank(order[i-1]) {
+			return false
+		}
+	}
+	return true
 }
