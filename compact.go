@@ -145,6 +145,7 @@ type CompactPlan struct {
 	orig     [4]int  // First, Last, TokensBefore, TokensAfter as made
 	budget   int
 	reserve  int
+	sumRes   int // the summary reserve it planned with
 	counter  TokenCounter
 	dropped0 *Message // &Dropped[0] as made
 }
@@ -332,7 +333,7 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 	for _, k := range counts {
 		total += k
 	}
-	p := CompactPlan{TokensBefore: total, TokensAfter: total, budget: budget, reserve: o.reserve, counter: o.counter}
+	p := CompactPlan{TokensBefore: total, TokensAfter: total, budget: budget, reserve: o.reserve, sumRes: o.summaryReserve, counter: o.counter}
 	if total+o.reserve <= budget {
 		p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 		return p, nil
@@ -387,14 +388,9 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 			return fmt.Errorf("nous: apply compaction of %d..%d: message %d is not the one planned: %w", p.First, p.Last, p.First+i, ErrConflict)
 		}
 	}
-	_, counts, _ := c.viewCounts(p.counter)
-	after := p.counter.CountTokens(summary) + p.reserve
-	for i, k := range counts {
-		if i < p.First || i > p.Last {
-			after += k
-		}
-	}
-	if after > p.budget {
+	// The view as planned, with the real summary in place of its reserve:
+	// messages added since are the next turn's, which a later plan counts.
+	if after := p.TokensAfter - p.sumRes + p.counter.CountTokens(summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
