@@ -222,9 +222,11 @@ func TestCompactBadSummaries(t *testing.T) {
 	budget := count(c) / 2
 	boom := errors.New("model down")
 	for name, s := range map[string]nous.SummarizerFunc{
-		"an error":    func(context.Context, []nous.Message) (nous.Message, error) { return nous.Message{}, boom },
-		"empty":       func(context.Context, []nous.Message) (nous.Message, error) { return nous.SystemMessage(""), nil },
-		"a tool role": func(context.Context, []nous.Message) (nous.Message, error) { return nous.ToolMessage("x", "f", "s"), nil },
+		"an error": func(context.Context, []nous.Message) (nous.Message, error) { return nous.Message{}, boom },
+		"empty":    func(context.Context, []nous.Message) (nous.Message, error) { return nous.SystemMessage(""), nil },
+		"a tool role": func(context.Context, []nous.Message) (nous.Message, error) {
+			return nous.ToolMessage("x", "f", "s"), nil
+		},
 		"tool calls": func(context.Context, []nous.Message) (nous.Message, error) {
 			return nous.AssistantMessage("s", nous.ToolCall{ID: "x", Name: "f"}), nil
 		},
