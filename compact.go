@@ -17,8 +17,12 @@ type TokenCounter interface {
 // [ApproxMessageTokens] of framing per message and [ApproxAttachmentTokens]
 // per image or file part, whatever its size (never the length of its
 // base64). Its zero value is ready to use. It is an estimate that needs
-// no vocabulary; an exact counter for a model's tokenizer (the module
-// github.com/nous-go/nous/tokens/tiktoken) can take its place.
+// no vocabulary: against OpenAI's o200k_base it is within a third on
+// English, code and JSON, counts up to twice too many on scripts of several
+// bytes a character, and about half too few on long numbers and IDs, which
+// a vocabulary splits finely (leave room for those with [WithReserve]). An
+// exact counter (the module github.com/nous-go/nous/tokens/tiktoken) can
+// take its place.
 type ApproxCounter struct{}
 
 // The fixed costs of [ApproxCounter].
