@@ -225,20 +225,16 @@ type cut struct {
 }
 
 // planCut finds the cut of the view msgs (with counts) that fits budget:
-// the leading system messages and the suffix from the smallest safe cut
-// that fits kept, and before the active turn unless o.split. It returns
+// the lead leading system messages and the suffix from the smallest safe
+// cut that fits kept, and before the active turn unless o.split. It returns
 // ok false when nothing fits; then fallback is the cut of the minimal
 // valid view (the last safe cut at or before the active turn; lo == hi
 // when nothing can be dropped).
-func planCut(msgs []Message, counts []int, budget int, o *compactConfig) (best cut, ok bool, fallback cut) {
+func planCut(msgs []Message, counts []int, lead, budget int, o *compactConfig) (best cut, ok bool, fallback cut) {
 	n := len(msgs)
 	pre := make([]int, n+1)
 	for i, k := range counts {
 		pre[i+1] = pre[i] + k
-	}
-	lead := 0
-	for lead < n && msgs[lead].Role == RoleSystem {
-		lead++
 	}
 	active, users := lead, 0
 	for i := n - 1; i >= lead; i-- {
@@ -271,6 +267,21 @@ func planCut(msgs []Message, counts []int, budget int, o *compactConfig) (best c
 		}
 	}
 	return cut{}, false, fallback
+}
+
+// keptLead returns the number of leading system messages of the view that a
+// compaction keeps: those before the first other message, but for a
+// summary of an earlier compaction (a replacement), which a new one may
+// take into its range, so that summaries do not pile up.
+func (c *Context) keptLead(msgs []Message, entries []int64) int {
+	n := 0
+	for n < len(msgs) && msgs[n].Role == RoleSystem {
+		if mi := entries[n]; mi >= 0 && c.log.rec(c.log.msg(mi).seq).typ == EventReplace {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // safeCuts returns, for each index i of the view (and len), whether the
@@ -322,7 +333,9 @@ func safeCuts(msgs []Message) []bool {
 // range whose replacement by one summary brings the view, as counted by the
 // counter (overlay included), plus [WithReserve], within budget, leaving
 // [WithSummaryReserve] for the summary. It changes nothing. The leading
-// system messages are kept, and the active turn (from the last user
+// system messages are kept (but for the summary of an earlier compaction,
+// which a new one takes into its range, so that the summarizer sees it and
+// summaries do not pile up), and the active turn (from the last user
 // message on, or the last [WithKeepTurns] user turns) unless
 // [WithSplitActiveTurn]; the range is the smallest that fits, and never
 // separates a tool call from its results, however they are spread. A view
@@ -342,7 +355,7 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 		p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 		return p, nil
 	}
-	best, ok, _ := planCut(msgs, counts, budget, &o)
+	best, ok, _ := planCut(msgs, counts, c.keptLead(msgs, entries), budget, &o)
 	if !ok {
 		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", total, o.reserve, budget, ErrOverBudget)
 	}
@@ -464,7 +477,7 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
 	c.ready()
 	o := compactOptions(opts)
-	msgs, counts, _ := c.viewCounts(o.counter)
+	msgs, counts, entries := c.viewCounts(o.counter)
 	total := 0
 	for _, k := range counts {
 		total += k
@@ -488,7 +501,7 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 		return view(cut{}), nil
 	}
 	o.summaryReserve = o.counter.CountTokens(marker(len(msgs)))
-	best, ok, fallback := planCut(msgs, counts, budget, &o)
+	best, ok, fallback := planCut(msgs, counts, c.keptLead(msgs, entries), budget, &o)
 	if !ok {
 		return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
 	}

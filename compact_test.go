@@ -420,8 +420,9 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 	if len(got) != len(orig)-(hi-lo)+1 || !slices.EqualFunc(got[:lo], orig[:lo], same) || !slices.EqualFunc(got[lo+1:], orig[hi:], same) {
 		return "not prefix + summary + suffix"
 	}
-	lead := 0
-	for lead < len(orig) && orig[lead].Role == nous.RoleSystem {
+	lead := 0 // the leading system messages, but for earlier summaries
+	for lead < len(orig) && orig[lead].Role == nous.RoleSystem && orig[lead].Content != "earlier summary" &&
+		!strings.HasSuffix(orig[lead].Content, "earlier messages omitted]") {
 		lead++
 	}
 	if lo < lead {
@@ -526,4 +527,26 @@ func logView(c *nous.Context) []nous.Message {
 	d := c.Clone()
 	d.SetSystemPromptOverlay("")
 	return view(d)
+}
+
+// An earlier summary at the head of the view is taken into the next
+// compaction's range: the summarizer sees it, and summaries do not pile up.
+func TestCompactRollingSummary(t *testing.T) {
+	c := turns(t, 12)
+	var got [][]nous.Message
+	s := nous.SummarizerFunc(func(_ context.Context, d []nous.Message) (nous.Message, error) {
+		got = append(got, d)
+		return nous.SystemMessage(fmt.Sprintf("summary %d", len(got))), nil
+	})
+	for range 3 {
+		_, err := c.Compact(context.Background(), count(c)*3/4, nous.WithSummarizer(s), nous.WithSummaryReserve(10))
+		mustDo(t, err)
+	}
+	v := view(c)
+	if v[1].Content != "summary 3" || v[2].Role == nous.RoleSystem {
+		t.Fatalf("the view starts %q, %q, %q: summaries piled up", v[0].Content, v[1].Content, v[2].Content)
+	}
+	if len(got) != 3 || got[1][0].Content != "summary 1" || got[2][0].Content != "summary 2" {
+		t.Fatal("a compaction did not give the summarizer the earlier summary")
+	}
 }
