@@ -689,3 +689,35 @@ func BenchmarkFloorJSON(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPlanCompaction plans the compaction of a view of 100,000
+// messages after one message was added since the last plan, against one
+// walk of the view with All (FloorPlanWalk): the target is at most twice the
+// walk plus counting the one new message.
+func BenchmarkPlanCompaction(b *testing.B) {
+	const n = 100_000
+	c := conversationContext(b, n)
+	budget := 1 // nothing fits: the plan finds no cut before the active turn
+	b.Run("impl=plan", func(b *testing.B) {
+		if _, err := c.PlanCompaction(budget); err == nil {
+			b.Fatal("the plan fit")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.AddMessage(nous.UserMessage("one more")); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.PlanCompaction(budget); err == nil {
+				b.Fatal("the plan fit")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/msg")
+	})
+	b.Run("impl=walk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkInt += walkAll(c)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/msg")
+	})
+}

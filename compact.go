@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"sort"
 )
 
 // TokenCounter counts the tokens a message costs in a model request, its
@@ -154,12 +156,21 @@ type CompactPlan struct {
 	dropped0 *Message // &Dropped[0] as made
 }
 
-// tokenCache remembers what a counter counted of each message of the log,
-// by its index among the log's messages: a message in the log never
-// changes, so it is counted once.
+// tokenCache is what planning keeps of the log's view between plans, so
+// that a plan costs the messages added since the last one, not the view:
+// what the counter counted of each log message (a message in the log never
+// changes), and, for the view as of the last plan, the prefix sums of the
+// counts and where a cut would separate a call from a result. A view that
+// changed otherwise than by appends (a replacement, an insertion) is
+// indexed again.
 type tokenCache struct {
 	counter TokenCounter
-	counts  []int32 // count+1; 0: not counted
+	counts  []int32 // by log message index: count+1; 0: not counted
+
+	entries   []int64        // the view (c.view) the rest describes
+	pre       []int64        // pre[i]: the counts of entries[:i]
+	straddled []bool         // straddled[i]: a call in entries[:i] has a result in entries[i:]
+	callAt    map[string]int // the position of the last call of each ID
 }
 
 // sameCounter reports whether a and b count alike: the same comparable
@@ -171,162 +182,172 @@ func sameCounter(a, b TokenCounter) bool {
 	return a == b
 }
 
-// viewCounts returns the messages of the view, overlay included, their
-// counts by tc, and the log message index of each (-1 for the overlay's
-// synthetic message).
-func (c *Context) viewCounts(tc TokenCounter) (msgs []Message, counts []int, entries []int64) {
-	cacheable := reflect.TypeOf(tc).Comparable()
-	if !sameCounter(c.tokens.counter, tc) {
-		c.tokens = tokenCache{}
-		if cacheable {
-			c.tokens.counter = tc
-		}
+// count returns what tc counts of log message mi, from the cache when tc is
+// the counter it holds.
+func (c *Context) count(tc TokenCounter, mi int64) int {
+	if c.tokens.counter == nil {
+		return tc.CountTokens(c.log.msg(mi).msg)
 	}
-	n := len(c.view)
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
+	if need := int(mi) + 1; len(c.tokens.counts) < need {
+		c.tokens.counts = append(c.tokens.counts, make([]int32, need-len(c.tokens.counts))...)
 	}
-	msgs = make([]Message, 0, n+off)
-	counts = make([]int, 0, n+off)
-	entries = make([]int64, 0, n+off)
-	if off == 1 {
-		msgs, counts, entries = append(msgs, c.lead), append(counts, tc.CountTokens(c.lead)), append(entries, -1)
+	if v := c.tokens.counts[mi]; v > 0 {
+		return int(v) - 1
 	}
-	for i, mi := range c.view {
-		m := c.log.msg(mi).msg
-		var k int
-		switch {
-		case i == 0 && c.leadMode == leadOverlaid:
-			m = c.lead
-			k = tc.CountTokens(m)
-		case cacheable:
-			if need := int(mi) + 1; len(c.tokens.counts) < need {
-				c.tokens.counts = append(c.tokens.counts, make([]int32, need-len(c.tokens.counts))...)
-			}
-			if v := c.tokens.counts[mi]; v > 0 {
-				k = int(v) - 1
-			} else {
-				k = tc.CountTokens(m)
-				c.tokens.counts[mi] = int32(k) + 1
-			}
-		default:
-			k = tc.CountTokens(m)
-		}
-		msgs, counts, entries = append(msgs, m), append(counts, k), append(entries, mi)
-	}
-	return msgs, counts, entries
+	k := tc.CountTokens(c.log.msg(mi).msg)
+	c.tokens.counts[mi] = int32(k) + 1
+	return k
 }
 
-// cut is where a compaction of a view goes: the range [lo, hi) replaced.
+// index brings c.tokens up to date with the view, for counter tc, and
+// returns it: the messages appended since the last plan are counted and
+// indexed; a view that changed otherwise is indexed again (its counts come
+// from the cache).
+func (c *Context) index(tc TokenCounter) *tokenCache {
+	t := &c.tokens
+	if !sameCounter(t.counter, tc) {
+		*t = tokenCache{}
+		if reflect.TypeOf(tc).Comparable() {
+			t.counter = tc
+		}
+	}
+	k := len(t.entries)
+	if k == 0 || t.counter == nil || k > len(c.view) || !slices.Equal(c.view[:k], t.entries) {
+		k = 0
+		t.entries, t.pre, t.straddled, t.callAt = t.entries[:0], append(t.pre[:0], 0), t.straddled[:0], map[string]int{}
+	}
+	for i := k; i < len(c.view); i++ {
+		mi := c.view[i]
+		m := &c.log.msg(mi).msg
+		t.entries = append(t.entries, mi)
+		t.pre = append(t.pre, t.pre[i]+int64(c.count(tc, mi)))
+		t.straddled = append(t.straddled, false)
+		if m.Role == RoleTool {
+			if p, ok := t.callAt[m.ToolCallID]; ok {
+				for j := p + 1; j <= i; j++ { // cuts between the call and this result
+					t.straddled[j] = true
+				}
+			}
+		}
+		for _, call := range m.ToolCalls {
+			t.callAt[call.ID] = i
+		}
+	}
+	if t.counter == nil { // not kept: a counter that cannot be compared
+		defer func() { c.tokens = tokenCache{} }()
+		cp := *t
+		return &cp
+	}
+	return t
+}
+
+// cut is where a compaction of the view goes, in positions of c.view: the
+// range [lo, hi) replaced, and the tokens of the view after it, the
+// overlay, the summary reserve and the reserve counted.
 type cut struct {
 	lo, hi int
-	after  int // the tokens of the view after it, the summary reserve counted
+	after  int
 }
 
-// planCut finds the cut of the view msgs (with counts) that fits budget:
-// the lead leading system messages and the suffix from the smallest safe
-// cut that fits kept, and before the active turn unless o.split. It returns
-// ok false when nothing fits; then fallback is the cut of the minimal
-// valid view (the last safe cut at or before the active turn; lo == hi
-// when nothing can be dropped).
-func planCut(msgs []Message, counts []int, lead, budget int, o *compactConfig) (best cut, ok bool, fallback cut) {
-	n := len(msgs)
-	pre := make([]int, n+1)
-	for i, k := range counts {
-		pre[i+1] = pre[i] + k
+// planner is one planning of c's view.
+type planner struct {
+	c       *Context
+	t       *tokenCache
+	o       *compactConfig
+	overlay int // the tokens the overlay adds to the view
+	total   int // the view's tokens, overlay included
+	lead    int // the leading system messages kept
+	active  int // where the active turn starts
+}
+
+func (c *Context) planner(o *compactConfig) *planner {
+	t := c.index(o.counter)
+	p := &planner{c: c, t: t, o: o}
+	switch c.leadMode {
+	case leadSynthetic:
+		p.overlay = o.counter.CountTokens(c.lead)
+	case leadOverlaid:
+		p.overlay = o.counter.CountTokens(c.lead) - c.count(o.counter, c.view[0])
 	}
-	active, users := lead, 0
-	for i := n - 1; i >= lead; i-- {
-		if msgs[i].Role == RoleUser {
+	n := len(c.view)
+	p.total = int(t.pre[n]) + p.overlay
+	// The leading system messages, but for the summary of an earlier
+	// compaction (a replacement), which a new one takes into its range, so
+	// that summaries do not pile up.
+	for p.lead < n {
+		r := c.log.msg(c.view[p.lead])
+		if r.msg.Role != RoleSystem || c.log.rec(r.seq).typ == EventReplace {
+			break
+		}
+		p.lead++
+	}
+	p.active = p.lead
+	for i, users := n-1, 0; i >= p.lead; i-- {
+		if c.log.msg(c.view[i]).msg.Role == RoleUser {
 			if users++; users == o.keepTurns {
-				active = i
+				p.active = i
 				break
 			}
 		}
 	}
-	safe := safeCuts(msgs)
-	after := func(lo, hi int) int { return pre[lo] + o.summaryReserve + pre[n] - pre[hi] + o.reserve }
-	fallback = cut{lo: lead, hi: lead, after: pre[n] + o.reserve}
-	for hi := lead + 1; hi <= active; hi++ {
-		if !safe[hi] {
-			continue
-		}
-		if fallback = (cut{lead, hi, after(lead, hi)}); fallback.after <= budget {
-			return fallback, true, fallback
+	return p
+}
+
+// safe reports whether the view may be cut at position i, keeping
+// c.view[i:]: no call before i has a result at or after i, and the message
+// at i is not a tool message, which would follow the summary without its
+// call. A call no result answers (dangling) holds nothing; a result answers
+// the last call of its ID before it.
+func (p *planner) safe(i int) bool {
+	return i == len(p.c.view) || (!p.t.straddled[i] && p.c.log.msg(p.c.view[i]).msg.Role != RoleTool)
+}
+
+// after returns the tokens of the view with [lo, hi) replaced by a summary.
+func (p *planner) after(lo, hi int) int {
+	n := len(p.c.view)
+	return p.overlay + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
+}
+
+// fit returns the smallest safe cut hi in (lo, end] whose replacement of
+// [lo, hi) fits budget: the first hi whose prefix is long enough, found by
+// a binary search, then the first safe one from there.
+func (p *planner) fit(lo, end, budget int) (cut, bool) {
+	if lo >= end {
+		return cut{}, false
+	}
+	start := lo + 1 + sort.Search(end-lo, func(k int) bool { return p.after(lo, lo+1+k) <= budget })
+	for hi := start; hi <= end; hi++ {
+		if p.safe(hi) {
+			return cut{lo, hi, p.after(lo, hi)}, true
 		}
 	}
-	if o.split && active < n && msgs[active].Role == RoleUser && safe[active+1] {
-		lo := active + 1
-		for hi := lo + 1; hi <= n; hi++ {
-			if safe[hi] {
-				if c := (cut{lo, hi, after(lo, hi)}); c.after <= budget {
-					return c, true, c
-				}
-			}
+	return cut{}, false
+}
+
+// plan finds the cut that fits budget: the leading system messages and the
+// suffix from the smallest safe cut that fits kept, before the active turn,
+// or, with o.split, inside it after its user message. ok is false when
+// nothing fits; then fallback is the cut of the smallest valid view (the
+// last safe cut at or before the active turn; lo == hi when nothing can be
+// dropped).
+func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
+	if best, ok = p.fit(p.lead, p.active, budget); ok {
+		return best, true, best
+	}
+	n := len(p.c.view)
+	if lo := p.active + 1; p.o.split && p.active < n && p.c.log.msg(p.c.view[p.active]).msg.Role == RoleUser && p.safe(lo) {
+		if best, ok = p.fit(lo, n, budget); ok {
+			return best, true, best
+		}
+	}
+	fallback = cut{p.lead, p.lead, p.total + p.o.reserve}
+	for hi := p.active; hi > p.lead; hi-- {
+		if p.safe(hi) {
+			fallback = cut{p.lead, hi, p.after(p.lead, hi)}
+			break
 		}
 	}
 	return cut{}, false, fallback
-}
-
-// keptLead returns the number of leading system messages of the view that a
-// compaction keeps: those before the first other message, but for a
-// summary of an earlier compaction (a replacement), which a new one may
-// take into its range, so that summaries do not pile up.
-func (c *Context) keptLead(msgs []Message, entries []int64) int {
-	n := 0
-	for n < len(msgs) && msgs[n].Role == RoleSystem {
-		if mi := entries[n]; mi >= 0 && c.log.rec(c.log.msg(mi).seq).typ == EventReplace {
-			break
-		}
-		n++
-	}
-	return n
-}
-
-// safeCuts returns, for each index i of the view (and len), whether the
-// view may be cut there, keeping msgs[i:]: no tool call before i that a
-// result answers is still waiting for one of its results at or after i, and
-// msgs[i] is not a tool message, which would follow the summary without its
-// call. A call no result answers (dangling) opens nothing; a result answers
-// only a call before it.
-func safeCuts(msgs []Message) []bool {
-	answered := map[string]bool{} // call IDs some later result answers
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		for _, tc := range m.ToolCalls {
-			seen[tc.ID] = true
-		}
-		if m.Role == RoleTool && seen[m.ToolCallID] {
-			answered[m.ToolCallID] = true
-		}
-	}
-	// The results still to come of each open call.
-	remaining := map[string]int{}
-	for _, m := range msgs {
-		if m.Role == RoleTool && answered[m.ToolCallID] {
-			remaining[m.ToolCallID]++
-		}
-	}
-	safe := make([]bool, len(msgs)+1)
-	open := 0
-	opened := map[string]bool{}
-	for i, m := range msgs {
-		safe[i] = open == 0 && m.Role != RoleTool
-		for _, tc := range m.ToolCalls {
-			if answered[tc.ID] && !opened[tc.ID] && remaining[tc.ID] > 0 {
-				opened[tc.ID] = true
-				open++
-			}
-		}
-		if m.Role == RoleTool && opened[m.ToolCallID] {
-			if remaining[m.ToolCallID]--; remaining[m.ToolCallID] == 0 {
-				open--
-			}
-		}
-	}
-	safe[len(msgs)] = open == 0
-	return safe
 }
 
 // PlanCompaction plans the compaction of the view into budget tokens: the
@@ -345,26 +366,30 @@ func safeCuts(msgs []Message) []bool {
 func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan, error) {
 	c.ready()
 	o := compactOptions(opts)
-	msgs, counts, entries := c.viewCounts(o.counter)
-	total := 0
-	for _, k := range counts {
-		total += k
-	}
-	p := CompactPlan{TokensBefore: total, TokensAfter: total, budget: budget, reserve: o.reserve, sumRes: o.summaryReserve, counter: o.counter}
-	if total+o.reserve <= budget {
+	pl := c.planner(&o)
+	p := CompactPlan{TokensBefore: pl.total, TokensAfter: pl.total, budget: budget, reserve: o.reserve, sumRes: o.summaryReserve, counter: o.counter}
+	if pl.total+o.reserve <= budget {
 		p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 		return p, nil
 	}
-	best, ok, _ := planCut(msgs, counts, c.keptLead(msgs, entries), budget, &o)
+	best, ok, _ := pl.plan(budget)
 	if !ok {
-		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", total, o.reserve, budget, ErrOverBudget)
+		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", pl.total, o.reserve, budget, ErrOverBudget)
 	}
-	p.First, p.Last, p.TokensAfter = best.lo, best.hi-1, best.after-o.reserve
+	off := 0
+	if c.leadMode == leadSynthetic {
+		off = 1
+	}
+	p.First, p.Last, p.TokensAfter = best.lo+off, best.hi-1+off, best.after-o.reserve
 	p.Dropped = make([]Message, 0, best.hi-best.lo)
-	for _, m := range msgs[best.lo:best.hi] {
+	for i := best.lo; i < best.hi; i++ {
+		m := c.log.msg(c.view[i]).msg
+		if i == 0 && c.leadMode == leadOverlaid {
+			m = c.lead
+		}
 		p.Dropped = append(p.Dropped, m.clone())
 	}
-	p.entries = entries[best.lo:best.hi:best.hi]
+	p.entries = slices.Clone(c.view[best.lo:best.hi])
 	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 	p.dropped0 = &p.Dropped[0]
 	return p, nil
@@ -477,31 +502,31 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
 	c.ready()
 	o := compactOptions(opts)
-	msgs, counts, entries := c.viewCounts(o.counter)
-	total := 0
-	for _, k := range counts {
-		total += k
+	o.summaryReserve = o.counter.CountTokens(marker(len(c.view)))
+	pl := c.planner(&o)
+	off := 0
+	if c.leadMode == leadSynthetic {
+		off = 1
 	}
 	view := func(k cut) []Message {
-		out := make([]Message, 0, len(msgs)-(k.hi-k.lo)+1)
-		for _, m := range msgs[:k.lo] {
-			out = append(out, m.clone())
-		}
-		if k.hi > k.lo {
-			m := marker(k.hi - k.lo)
-			m.CreatedAt = msgs[k.lo].CreatedAt
-			out = append(out, m)
-		}
-		for _, m := range msgs[k.hi:] {
-			out = append(out, m.clone())
+		out := make([]Message, 0, off+len(c.view)-(k.hi-k.lo)+1)
+		for i, m := range c.All() {
+			switch at := i - off; {
+			case at == k.lo && k.hi > k.lo:
+				mk := marker(k.hi - k.lo)
+				mk.CreatedAt = m.CreatedAt
+				out = append(out, mk)
+			case at >= k.lo && at < k.hi:
+			default:
+				out = append(out, m.clone())
+			}
 		}
 		return out
 	}
-	if total+o.reserve <= budget {
+	if pl.total+o.reserve <= budget {
 		return view(cut{}), nil
 	}
-	o.summaryReserve = o.counter.CountTokens(marker(len(msgs)))
-	best, ok, fallback := planCut(msgs, counts, c.keptLead(msgs, entries), budget, &o)
+	best, ok, fallback := pl.plan(budget)
 	if !ok {
 		return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
 	}

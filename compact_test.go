@@ -550,3 +550,39 @@ func TestCompactRollingSummary(t *testing.T) {
 		t.Fatal("a compaction did not give the summarizer the earlier summary")
 	}
 }
+
+// Planning keeps an index of the view between plans; a context that
+// changes in every way between them (appends, replacements, insertions,
+// the overlay) plans as a fresh copy of it does.
+func TestCompactIndexFollowsChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(nous.Seed(t), 16))
+	for run := range 200 {
+		c := randomConversation(t, r)
+		for step := range 12 {
+			switch r.IntN(5) {
+			case 0:
+				mustDo(t, c.AddMessage(nous.UserMessage(strings.Repeat("more ", 1+r.IntN(20)))))
+			case 1:
+				if n := c.Len(); n > 2 {
+					i := 1 + r.IntN(n-1)
+					_ = c.ReplaceMessage(i, nous.AssistantMessage("replaced"))
+				}
+			case 2:
+				c.PatchDanglingToolCalls()
+			case 3:
+				c.SetSystemPromptOverlay([]string{"", "overlay"}[r.IntN(2)])
+			case 4:
+				call := nous.ToolCall{ID: fmt.Sprint("late", step), Name: "f"}
+				mustDo(t, c.AddMessages(nous.AssistantMessage("", call), nous.ToolMessage(call.ID, "f", "r")))
+			}
+			budget := r.IntN(count(c) + 10)
+			got, gerr := c.PlanCompaction(budget, nous.WithSummaryReserve(8))
+			want, werr := c.Clone().PlanCompaction(budget, nous.WithSummaryReserve(8))
+			if (gerr == nil) != (werr == nil) || got.First != want.First || got.Last != want.Last ||
+				got.TokensBefore != want.TokensBefore || got.TokensAfter != want.TokensAfter {
+				t.Fatalf("run %d step %d: planned %d..%d (%d, %d, %v), a fresh copy %d..%d (%d, %d, %v)", run, step,
+					got.First, got.Last, got.TokensBefore, got.TokensAfter, gerr, want.First, want.Last, want.TokensBefore, want.TokensAfter, werr)
+			}
+		}
+	}
+}
