@@ -3,9 +3,12 @@ package nous
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
+
+	"github.com/google/uuid"
 )
 
 // TokenCounter counts the tokens a message costs in a model request, its
@@ -50,6 +53,12 @@ func (ApproxCounter) CountTokens(m Message) int {
 	}
 	return (n+3)/4 + ApproxMessageTokens + attachments*ApproxAttachmentTokens
 }
+
+// MetadataSummary is the Metadata key, set to true, that marks the message
+// a compaction put in place of a range (a summary or a marker). A later
+// compaction takes such a message at the head of the view into its range,
+// where it keeps other leading system messages.
+const MetadataSummary = "compaction_summary"
 
 // Summarizer writes the message that replaces a compacted range.
 type Summarizer interface {
@@ -152,8 +161,13 @@ type CompactPlan struct {
 	budget   int
 	reserve  int
 	sumRes   int // the summary reserve it planned with
+	overlay  int // the tokens the overlay added
 	counter  TokenCounter
-	dropped0 *Message // &Dropped[0] as made
+	dropped0 *Message  // &Dropped[0] as made
+	log      uuid.UUID // the log it was made for
+	prefix   []int64   // the view entries before the range
+	next     int64     // the entry after the range; -1 at the end
+	overlayT string    // the overlay's text
 }
 
 // tokenCache is what planning keeps of the log's view between plans, so
@@ -167,26 +181,28 @@ type tokenCache struct {
 	counter TokenCounter
 	counts  []int32 // by log message index: count+1; 0: not counted
 
-	entries   []int64        // the view (c.view) the rest describes
-	pre       []int64        // pre[i]: the counts of entries[:i]
-	straddled []bool         // straddled[i]: a call in entries[:i] has a result in entries[i:]
-	callAt    map[string]int // the position of the last call of each ID
+	entries   []int64          // the view (c.view) the rest describes
+	pre       []int64          // pre[i]: the counts of entries[:i]
+	straddled []bool           // straddled[i]: a call in entries[:i] has a result in entries[i:]
+	open      map[string][]int // the positions of the calls of each ID no result answered yet
+	last      map[string]int   // the position of the last call of each ID
 }
 
 // sameCounter reports whether a and b count alike: the same comparable
 // value.
 func sameCounter(a, b TokenCounter) bool {
-	if a == nil || b == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
-		return false
-	}
-	return a == b
+	return a != nil && b != nil && comparable(a) && comparable(b) && reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
 }
+
+// comparable reports whether tc can be compared with ==, by its value: a
+// struct of a comparable type may hold a map in an interface field.
+func comparable(tc TokenCounter) bool { return reflect.ValueOf(tc).Comparable() }
 
 // count returns what tc counts of log message mi, from the cache when tc is
 // the counter it holds.
 func (c *Context) count(tc TokenCounter, mi int64) int {
 	if c.tokens.counter == nil {
-		return tc.CountTokens(c.log.msg(mi).msg)
+		return max(tc.CountTokens(c.log.msg(mi).msg), 0)
 	}
 	if need := int(mi) + 1; len(c.tokens.counts) < need {
 		c.tokens.counts = append(c.tokens.counts, make([]int32, need-len(c.tokens.counts))...)
@@ -194,8 +210,10 @@ func (c *Context) count(tc TokenCounter, mi int64) int {
 	if v := c.tokens.counts[mi]; v > 0 {
 		return int(v) - 1
 	}
-	k := tc.CountTokens(c.log.msg(mi).msg)
-	c.tokens.counts[mi] = int32(k) + 1
+	k := max(tc.CountTokens(c.log.msg(mi).msg), 0) // a count is never below zero
+	if k < math.MaxInt32 {
+		c.tokens.counts[mi] = int32(k) + 1
+	}
 	return k
 }
 
@@ -207,14 +225,14 @@ func (c *Context) index(tc TokenCounter) *tokenCache {
 	t := &c.tokens
 	if !sameCounter(t.counter, tc) {
 		*t = tokenCache{}
-		if reflect.TypeOf(tc).Comparable() {
+		if comparable(tc) {
 			t.counter = tc
 		}
 	}
 	k := len(t.entries)
 	if k == 0 || t.counter == nil || k > len(c.view) || !slices.Equal(c.view[:k], t.entries) {
 		k = 0
-		t.entries, t.pre, t.straddled, t.callAt = t.entries[:0], append(t.pre[:0], 0), t.straddled[:0], map[string]int{}
+		t.entries, t.pre, t.straddled, t.open, t.last = t.entries[:0], append(t.pre[:0], 0), t.straddled[:0], map[string][]int{}, map[string]int{}
 	}
 	for i := k; i < len(c.view); i++ {
 		mi := c.view[i]
@@ -223,14 +241,21 @@ func (c *Context) index(tc TokenCounter) *tokenCache {
 		t.pre = append(t.pre, t.pre[i]+int64(c.count(tc, mi)))
 		t.straddled = append(t.straddled, false)
 		if m.Role == RoleTool {
-			if p, ok := t.callAt[m.ToolCallID]; ok {
-				for j := p + 1; j <= i; j++ { // cuts between the call and this result
-					t.straddled[j] = true
-				}
+			// It answers the first call of its ID still unanswered (calls
+			// of one ID in a row, from a server that reuses IDs, are
+			// answered in turn), or, a second result, the last call of its
+			// ID: either way the two stay on one side of a cut.
+			p, ok := t.last[m.ToolCallID]
+			if q := t.open[m.ToolCallID]; len(q) > 0 {
+				p, ok, t.open[m.ToolCallID] = q[0], true, q[1:]
+			}
+			for j := p + 1; ok && j <= i; j++ { // cuts between the call and this result
+				t.straddled[j] = true
 			}
 		}
 		for _, call := range m.ToolCalls {
-			t.callAt[call.ID] = i
+			t.open[call.ID] = append(t.open[call.ID], i)
+			t.last[call.ID] = i
 		}
 	}
 	if t.counter == nil { // not kept: a counter that cannot be compared
@@ -251,13 +276,14 @@ type cut struct {
 
 // planner is one planning of c's view.
 type planner struct {
-	c       *Context
-	t       *tokenCache
-	o       *compactConfig
-	overlay int // the tokens the overlay adds to the view
-	total   int // the view's tokens, overlay included
-	lead    int // the leading system messages kept
-	active  int // where the active turn starts
+	c        *Context
+	t        *tokenCache
+	o        *compactConfig
+	overlay  int // the tokens the overlay adds to the view
+	total    int // the view's tokens, overlay included
+	lead     int // the leading system messages kept
+	active   int // where the active turn starts
+	lastUser int // the last user message, -1 for none
 }
 
 func (c *Context) planner(o *compactConfig) *planner {
@@ -275,15 +301,18 @@ func (c *Context) planner(o *compactConfig) *planner {
 	// compaction (a replacement), which a new one takes into its range, so
 	// that summaries do not pile up.
 	for p.lead < n {
-		r := c.log.msg(c.view[p.lead])
-		if r.msg.Role != RoleSystem || c.log.rec(r.seq).typ == EventReplace {
+		m := &c.log.msg(c.view[p.lead]).msg
+		if m.Role != RoleSystem || m.Metadata[MetadataSummary] == true {
 			break
 		}
 		p.lead++
 	}
-	p.active = p.lead
+	p.active, p.lastUser = p.lead, -1
 	for i, users := n-1, 0; i >= p.lead; i-- {
 		if c.log.msg(c.view[i]).msg.Role == RoleUser {
+			if p.lastUser < 0 {
+				p.lastUser = i
+			}
 			if users++; users == o.keepTurns {
 				p.active = i
 				break
@@ -296,10 +325,35 @@ func (c *Context) planner(o *compactConfig) *planner {
 // safe reports whether the view may be cut at position i, keeping
 // c.view[i:]: no call before i has a result at or after i, and the message
 // at i is not a tool message, which would follow the summary without its
-// call. A call no result answers (dangling) holds nothing; a result answers
-// the last call of its ID before it.
+// call; nor does a cut separate signed thinking in an assistant message of
+// its own from the calls that follow it. A call no result answers
+// (dangling) holds nothing; a result answers the first call of its ID
+// before it that no result answered, or, a second result, the last call of
+// its ID before it.
 func (p *planner) safe(i int) bool {
-	return i == len(p.c.view) || (!p.t.straddled[i] && p.c.log.msg(p.c.view[i]).msg.Role != RoleTool)
+	if i == len(p.c.view) {
+		return true
+	}
+	m := &p.c.log.msg(p.c.view[i]).msg
+	if p.t.straddled[i] || m.Role == RoleTool {
+		return false
+	}
+	return i == 0 || len(m.ToolCalls) == 0 || !signedThinking(&p.c.log.msg(p.c.view[i-1]).msg)
+}
+
+// signedThinking reports whether m is an assistant message of signed
+// thinking and no calls: the thinking of the calls that follow it, which a
+// provider wants with them.
+func signedThinking(m *Message) bool {
+	if m.Role != RoleAssistant || len(m.ToolCalls) > 0 {
+		return false
+	}
+	for _, p := range m.Parts {
+		if sig, _ := p.Options["signature"].(string); p.Type == PartThinking && sig != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // after returns the tokens of the view with [lo, hi) replaced by a summary.
@@ -335,9 +389,16 @@ func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
 		return best, true, best
 	}
 	n := len(p.c.view)
-	if lo := p.active + 1; p.o.split && p.active < n && p.c.log.msg(p.c.view[p.active]).msg.Role == RoleUser && p.safe(lo) {
-		if best, ok = p.fit(lo, n, budget); ok {
-			return best, true, best
+	if p.o.split && p.lastUser >= p.active {
+		// Inside the kept turns, after a user message, keeping every user
+		// message: between the oldest kept turn's and the last, then
+		// inside the last turn.
+		for _, r := range [][2]int{{p.active, p.lastUser}, {p.lastUser, n}} {
+			if lo := r[0] + 1; lo < r[1] && p.c.log.msg(p.c.view[r[0]]).msg.Role == RoleUser && p.safe(lo) {
+				if best, ok = p.fit(lo, r[1], budget); ok {
+					return best, true, best
+				}
+			}
 		}
 	}
 	fallback = cut{p.lead, p.lead, p.total + p.o.reserve}
@@ -392,6 +453,10 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 	p.entries = slices.Clone(c.view[best.lo:best.hi])
 	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 	p.dropped0 = &p.Dropped[0]
+	p.log, p.prefix, p.next, p.overlay, p.overlayT = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
+	if best.hi < len(c.view) {
+		p.next = c.view[best.hi]
+	}
 	return p, nil
 }
 
@@ -422,17 +487,32 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 		off = 1
 	}
 	lo, hi := p.First-off, p.Last+1-off
-	if lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) {
-		return fmt.Errorf("nous: apply compaction of %d..%d: the view moved: %w", p.First, p.Last, ErrConflict)
+	switch {
+	case p.log != c.log.id:
+		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
+	case lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
+		!slices.Equal(c.view[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view) || c.view[hi] != p.next)) ||
+		c.overlay != p.overlayT:
+		return fmt.Errorf("nous: apply compaction of %d..%d: the view is not the one planned: %w", p.First, p.Last, ErrConflict)
 	}
-	for i, mi := range p.entries {
-		if c.view[lo+i] != mi {
-			return fmt.Errorf("nous: apply compaction of %d..%d: message %d is not the one planned: %w", p.First, p.Last, p.First+i, ErrConflict)
+	summary = summary.clone()
+	if summary.Metadata == nil {
+		summary.Metadata = map[string]any{}
+	}
+	summary.Metadata[MetadataSummary] = true
+	// The view as planned, with the real summary in place of its reserve,
+	// and the overlay as it will show (joined to the summary, or on its own,
+	// when the range starts the log): messages added since are the next
+	// turn's, which a later plan counts.
+	overlay := p.overlay
+	if lo == 0 && c.overlay != "" {
+		if summary.Role == RoleSystem {
+			overlay = p.counter.CountTokens(withOverlay(summary, c.overlay)) - p.counter.CountTokens(summary)
+		} else {
+			overlay = p.counter.CountTokens(Message{Role: RoleSystem, Content: c.overlay})
 		}
 	}
-	// The view as planned, with the real summary in place of its reserve:
-	// messages added since are the next turn's, which a later plan counts.
-	if after := p.TokensAfter - p.sumRes + p.counter.CountTokens(summary) + p.reserve; after > p.budget {
+	if after := p.TokensAfter - p.sumRes - p.overlay + overlay + p.counter.CountTokens(summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
@@ -462,7 +542,7 @@ func hasContent(parts []ContentPart) bool {
 
 // marker returns the message that stands for n omitted messages.
 func marker(n int) Message {
-	return Message{Role: RoleSystem, Content: fmt.Sprintf("[%d earlier messages omitted]", n)}
+	return Message{Role: RoleSystem, Content: fmt.Sprintf("[%d earlier messages omitted]", n), Metadata: map[string]any{MetadataSummary: true}}
 }
 
 // Compact plans a compaction into budget tokens, summarizes the range with
@@ -515,6 +595,9 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 			case at == k.lo && k.hi > k.lo:
 				mk := marker(k.hi - k.lo)
 				mk.CreatedAt = m.CreatedAt
+				if k.lo == 0 && c.leadMode == leadOverlaid {
+					mk = withOverlay(mk, c.overlay) // as the overlay joins a summary there
+				}
 				out = append(out, mk)
 			case at >= k.lo && at < k.hi:
 			default:

@@ -421,8 +421,7 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 		return "not prefix + summary + suffix"
 	}
 	lead := 0 // the leading system messages, but for earlier summaries
-	for lead < len(orig) && orig[lead].Role == nous.RoleSystem && orig[lead].Content != "earlier summary" &&
-		!strings.HasSuffix(orig[lead].Content, "earlier messages omitted]") {
+	for lead < len(orig) && orig[lead].Role == nous.RoleSystem && orig[lead].Metadata[nous.MetadataSummary] != true {
 		lead++
 	}
 	if lo < lead {
@@ -466,8 +465,15 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 	if !split && hi > active {
 		return fmt.Sprintf("the active turn (from %d) cut", active)
 	}
-	if split && hi > active && (lo != active+1 || orig[active].Role != nous.RoleUser) {
-		return "a split that does not keep the turn's user message"
+	if split && hi > active {
+		if lo == 0 || orig[lo-1].Role != nous.RoleUser || lo <= active {
+			return "a split that does not start right after a kept user message"
+		}
+		for _, m := range orig[lo:hi] {
+			if m.Role == nous.RoleUser {
+				return "a split that drops a user message of the kept turns"
+			}
+		}
 	}
 	return ""
 }

@@ -35,16 +35,7 @@ func (c *Context) refreshLead() {
 	case c.overlay == "":
 		c.lead, c.leadMode = Message{}, leadNone
 	case len(c.view) > 0 && c.log.msg(c.view[0]).msg.Role == RoleSystem:
-		m := c.log.msg(c.view[0]).msg // shares maps with the log; never written
-		switch {
-		case m.Content != "":
-			m.Content += overlaySeparator + c.overlay
-		case len(m.Parts) > 0:
-			m.Parts = append(slices.Clip(m.Parts), TextPart(overlaySeparator+c.overlay))
-		default:
-			m.Content = c.overlay
-		}
-		c.lead, c.leadMode = m, leadOverlaid
+		c.lead, c.leadMode = withOverlay(c.log.msg(c.view[0]).msg, c.overlay), leadOverlaid
 	default:
 		// Stamped like the message it goes before, or with the start of
 		// the run, so that the view's timestamps do not decrease.
@@ -54,4 +45,19 @@ func (c *Context) refreshLead() {
 		}
 		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: at}, leadSynthetic
 	}
+}
+
+// withOverlay returns the system message m with the overlay joined to it,
+// as the view shows its leading system message. m's maps are shared, never
+// written.
+func withOverlay(m Message, overlay string) Message {
+	switch {
+	case m.Content != "":
+		m.Content += overlaySeparator + overlay
+	case len(m.Parts) > 0:
+		m.Parts = append(slices.Clip(m.Parts), TextPart(overlaySeparator+overlay))
+	default:
+		m.Content = overlay
+	}
+	return m
 }
