@@ -355,15 +355,15 @@ func TestCompactModel(t *testing.T) {
 	if nous.Long() {
 		runs = 20000
 	}
-	var compacted, over, fit, splits int
+	var compacted, over, fit, splits, paired int
 	defer func() {
-		t.Logf("%d compacted (%d inside the active turn), %d over budget, %d fit", compacted, splits, over, fit)
-		if !t.Failed() && (compacted < runs || over < runs/4 || splits < runs/20) {
+		t.Logf("%d compacted (%d inside the active turn, %d of views that paired), %d over budget, %d fit", compacted, splits, paired, over, fit)
+		if !t.Failed() && (compacted < runs || over < runs/4 || splits < runs/80 || paired < runs/10) {
 			t.Errorf("the conversations no longer cover every case")
 		}
 	}()
 	for run := range runs {
-		c := randomConversation(t, r)
+		c := conversationOf(t, r, run%3 == 0)
 		orig := view(c)
 		total := count(c)
 		split := r.IntN(3) == 0
@@ -400,6 +400,12 @@ func TestCompactModel(t *testing.T) {
 			}
 			if n := count(d); n > budget {
 				t.Fatalf("run %d: %d tokens after compacting into %d", run, n, budget)
+			}
+			if c.CheckToolPairing() == nil {
+				if err := d.CheckToolPairing(); err != nil {
+					t.Fatalf("run %d budget %d: a view that paired does not after compacting: %v", run, budget, err)
+				}
+				paired++
 			}
 			e, err := nous.DeserializeWithLogger(serialized(t, d), quietLog)
 			mustDo(t, err)
@@ -481,6 +487,12 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 // randomConversation returns a context with a bit of everything C1 is
 // about.
 func randomConversation(t *testing.T, r *rand.Rand) *nous.Context {
+	return conversationOf(t, r, false)
+}
+
+// conversationOf returns a random conversation; a clean one has no ghost
+// results and every call answered, so that it pairs.
+func conversationOf(t *testing.T, r *rand.Rand, clean bool) *nous.Context {
 	c := nous.NewContext(nous.WithLogger(quietLog))
 	if r.IntN(3) > 0 {
 		mustDo(t, c.AddMessage(nous.SystemMessage("system prompt")))
@@ -494,13 +506,19 @@ func randomConversation(t *testing.T, r *rand.Rand) *nous.Context {
 		switch k := r.IntN(10); {
 		case k < 3:
 			mustDo(t, c.AddMessage(nous.UserMessage(text())))
-		case k < 4: // a ghost result
+		case k < 4 && !clean: // a ghost result
 			mustDo(t, c.AddMessage(nous.ToolMessage(fmt.Sprint("ghost", r.IntN(3)), "f", text())))
+		case k < 4:
+			mustDo(t, c.AddMessage(nous.UserMessage(text())))
 		default:
 			// Calls spread over one or more assistant messages, answered in
 			// any order, some never.
 			var ids []string
-			for range 1 + r.IntN(2) {
+			spread := 1 + r.IntN(2) // the provider pairing wants one assistant message per group
+			if clean {
+				spread = 1
+			}
+			for range spread {
 				a := nous.AssistantMessage(text())
 				if r.IntN(3) == 0 {
 					a.Parts = []nous.ContentPart{nous.ThinkingPart("thinking", "sig")}
@@ -515,12 +533,12 @@ func randomConversation(t *testing.T, r *rand.Rand) *nous.Context {
 			}
 			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 			for _, id := range ids {
-				if r.IntN(8) > 0 {
+				if clean || r.IntN(8) > 0 {
 					mustDo(t, c.AddMessage(nous.ToolMessage(id, "f", text())))
 				}
 			}
 		}
-		if r.IntN(8) == 0 && c.Len() > 3 { // an earlier replacement, where the pairing allows
+		if r.IntN(8) == 0 && c.Len() > 3 && !clean { // an earlier replacement, where the pairing allows
 			i := 1 + r.IntN(c.Len()-2)
 			_ = c.ReplaceMessageRange(i, i+r.IntN(min(3, c.Len()-i)), nous.SystemMessage("earlier summary"))
 		}
