@@ -60,8 +60,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"regexp"
+
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrUnsupported reports content the Messages API has no block for.
@@ -71,21 +72,10 @@ var ErrUnsupported = errors.New("not supported by the Anthropic Messages API")
 // received: its signature no longer matches it.
 var ErrEditedThinking = errors.New("thinking changed after it was received: its signature no longer matches")
 
-// Error is a view the Messages API would refuse: what, and where.
-type Error struct {
-	Index  int    // the view index of the message
-	CallID string // the tool call concerned, if any
-	Err    error  // what is wrong; wraps a sentinel
-}
-
-func (e *Error) Error() string {
-	if e.CallID != "" {
-		return fmt.Sprintf("anthropic: message %d, call %q: %v", e.Index, e.CallID, e.Err)
-	}
-	return fmt.Sprintf("anthropic: message %d: %v", e.Index, e.Err)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a view the Messages API would refuse: the view index of the
+// message (Index), the tool call concerned if any (CallID), and what is
+// wrong (Err, which wraps a sentinel).
+type Error = adapt.Error
 
 // Provider is the value of Options["provider"] on the thinking parts
 // [Message] makes.

@@ -3,13 +3,13 @@ package anthropic
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // Fill sets params.System and params.Messages to c's view, with its
@@ -17,13 +17,11 @@ import (
 // rest of params is the caller's. A view the API would refuse is an
 // [*Error], and params is left as it was.
 func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
-	if err := c.CheckToolPairing(); err != nil {
-		var p nous.PairingError
-		errors.As(err, &p)
-		return &Error{Index: p.Index, CallID: p.CallID, Err: err}
+	if err := adapt.Pairing(Provider, c); err != nil {
+		return err
 	}
 	var b builder
-	if c.SystemPrompt != "" && !promptInView(c) {
+	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
 		b.system = append(b.system, anthropic.TextBlockParam{Text: c.SystemPrompt})
 	}
 	leading := true
@@ -32,7 +30,7 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		var err error
 		switch m.Role {
 		case nous.RoleSystem:
-			if err = systemOnlyText(&m); err != nil {
+			if err = adapt.SystemOnlyText(&m, ErrUnsupported); err != nil {
 				break
 			}
 			if leading {
@@ -56,30 +54,14 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 		}
 		if err != nil {
-			e := &Error{Index: i, Err: err}
-			var call callError
-			if errors.As(err, &call) {
-				e.CallID = call.id
-			}
-			return e
+			return adapt.Wrap(Provider, i, err)
 		}
 		leading = false
 	}
 	if len(b.messages) == 0 {
-		return &Error{Index: 0, Err: fmt.Errorf("the view has no message to send (the API needs one): %w", ErrUnsupported)}
+		return adapt.Wrap(Provider, 0, fmt.Errorf("the view has no message to send (the API needs one): %w", ErrUnsupported))
 	}
 	params.System, params.Messages = b.system, b.messages
-	return nil
-}
-
-// systemOnlyText reports a part of a system message other than text, which
-// has no place among the system blocks.
-func systemOnlyText(m *nous.Message) error {
-	for k, p := range m.Parts {
-		if p.Type != nous.PartText {
-			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, ErrUnsupported)
-		}
-	}
 	return nil
 }
 
@@ -144,28 +126,9 @@ func (b *builder) addSystem(blocks []anthropic.TextBlockParam) {
 	b.last = nous.RoleSystem
 }
 
-// blank reports whether text has nothing but white space: the API refuses
-// such a text block.
-func blank(text string) bool { return strings.TrimSpace(text) == "" }
-
-// texts returns the texts of m, its Content then its text parts, each
-// that is not blank.
-func texts(m *nous.Message) []string {
-	var out []string
-	if !blank(m.Content) {
-		out = append(out, m.Content)
-	}
-	for _, p := range m.Parts {
-		if p.Type == nous.PartText && !blank(p.Content) {
-			out = append(out, p.Content)
-		}
-	}
-	return out
-}
-
 func systemBlocks(m *nous.Message) []anthropic.TextBlockParam {
 	var out []anthropic.TextBlockParam
-	for _, t := range texts(m) {
+	for _, t := range adapt.Texts(m) {
 		out = append(out, anthropic.TextBlockParam{Text: t})
 	}
 	return out
@@ -173,7 +136,7 @@ func systemBlocks(m *nous.Message) []anthropic.TextBlockParam {
 
 func textBlocks(m *nous.Message) []anthropic.ContentBlockParamUnion {
 	var out []anthropic.ContentBlockParamUnion
-	for _, t := range texts(m) {
+	for _, t := range adapt.Texts(m) {
 		out = append(out, anthropic.NewTextBlock(t))
 	}
 	return out
@@ -183,7 +146,7 @@ func textBlocks(m *nous.Message) []anthropic.ContentBlockParamUnion {
 // parts in order.
 func userBlocks(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
 	var out []anthropic.ContentBlockParamUnion
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		out = append(out, anthropic.NewTextBlock(m.Content))
 	}
 	for k, p := range m.Parts {
@@ -203,7 +166,7 @@ func userBlocks(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
 func partBlock(p *nous.ContentPart) (block anthropic.ContentBlockParamUnion, ok bool, err error) {
 	switch p.Type {
 	case nous.PartText:
-		return anthropic.NewTextBlock(p.Content), !blank(p.Content), nil
+		return anthropic.NewTextBlock(p.Content), !adapt.Blank(p.Content), nil
 	case nous.PartImage:
 		media, data, err := inline(p)
 		if err != nil {
@@ -261,15 +224,6 @@ func dataURL(s string) (media, data string, ok bool) {
 	return media, data, ok && isBase64
 }
 
-// callError is an error about one tool call.
-type callError struct {
-	id  string
-	err error
-}
-
-func (e callError) Error() string { return e.err.Error() }
-func (e callError) Unwrap() error { return e.err }
-
 // assistantBlocks returns the blocks of an assistant message: its thinking
 // from Anthropic first, then its text, then its tool calls; or in the order
 // the response had them, when [Message] recorded it. seen holds the tool_use
@@ -296,14 +250,14 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 	for _, tc := range m.ToolCalls {
 		switch {
 		case !toolUseID.MatchString(tc.ID):
-			return nil, callError{tc.ID, fmt.Errorf("a tool call ID of other characters than letters, digits, _ and -: %w", ErrUnsupported)}
+			return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a tool call ID of other characters than letters, digits, _ and -: %w", ErrUnsupported)}
 		case seen[tc.ID]:
-			return nil, callError{tc.ID, fmt.Errorf("a tool call ID used twice in the conversation: %w", ErrUnsupported)}
+			return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a tool call ID used twice in the conversation: %w", ErrUnsupported)}
 		}
 		seen[tc.ID] = true
 		args, err := tc.ArgumentsObject()
 		if err != nil {
-			return nil, callError{tc.ID, err}
+			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		callAt[tc.ID] = len(calls)
 		calls = append(calls, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name))
@@ -363,13 +317,13 @@ func toolResult(m *nous.Message) (anthropic.ContentBlockParamUnion, error) {
 	if m.IsError() {
 		r.IsError = anthropic.Bool(true)
 	}
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: m.Content}})
 	}
 	for k, p := range m.Parts {
 		block, ok, err := partBlock(&p)
 		if err != nil {
-			return anthropic.ContentBlockParamUnion{}, callError{m.ToolCallID, fmt.Errorf("part %d: %w", k, err)}
+			return anthropic.ContentBlockParamUnion{}, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: %w", k, err)}
 		}
 		switch {
 		case !ok:
@@ -382,14 +336,4 @@ func toolResult(m *nous.Message) (anthropic.ContentBlockParamUnion, error) {
 		}
 	}
 	return anthropic.ContentBlockParamUnion{OfToolResult: &r}, nil
-}
-
-// promptInView reports whether c's view starts with a system message that
-// begins with its SystemPrompt (a runtime put it there; the overlay may
-// follow it): then the prompt is not sent apart.
-func promptInView(c *nous.Context) bool {
-	for _, m := range c.All() {
-		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
-	}
-	return false
 }

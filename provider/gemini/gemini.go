@@ -59,7 +59,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrUnsupported reports content the API has no part for.
@@ -68,21 +69,10 @@ var ErrUnsupported = errors.New("not supported by the Gemini API")
 // ErrNoCandidate reports a response without a candidate.
 var ErrNoCandidate = errors.New("the response has no candidate")
 
-// Error is a view the API would refuse: what, and where.
-type Error struct {
-	Index  int    // the view index of the message
-	CallID string // the tool call concerned, if any
-	Err    error  // what is wrong; wraps a sentinel
-}
-
-func (e *Error) Error() string {
-	if e.CallID != "" {
-		return fmt.Sprintf("gemini: message %d, call %q: %v", e.Index, e.CallID, e.Err)
-	}
-	return fmt.Sprintf("gemini: message %d: %v", e.Index, e.Err)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a view the API would refuse: the view index of the message
+// (Index), the tool call concerned if any (CallID), and what is wrong (Err,
+// which wraps a sentinel).
+type Error = adapt.Error
 
 // Provider is the value of Options["provider"] on the thought parts
 // [Message] makes.
@@ -94,18 +84,6 @@ const (
 	optProvider  = "provider"
 	optSignature = "thought_signature" // base64 (standard) of the part's thought signature
 )
-
-// callError is an error about one tool call.
-type callError struct {
-	id  string
-	err error
-}
-
-func (e callError) Error() string { return e.err.Error() }
-func (e callError) Unwrap() error { return e.err }
-
-// blank reports whether text has nothing but white space.
-func blank(text string) bool { return strings.TrimSpace(text) == "" }
 
 // signature returns the thought signature kept in opts, or nil.
 func signature(opts map[string]any) ([]byte, error) {

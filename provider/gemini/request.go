@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"google.golang.org/genai"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // Contents returns the contents of c's view, with its overlay, and sets
@@ -19,13 +19,11 @@ import (
 // caller's. A view the API would refuse is an [*Error], and config is left
 // as it was.
 func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Content, error) {
-	if err := c.CheckToolPairing(); err != nil {
-		var p nous.PairingError
-		errors.As(err, &p)
-		return nil, &Error{Index: p.Index, CallID: p.CallID, Err: err}
+	if err := adapt.Pairing(Provider, c); err != nil {
+		return nil, err
 	}
 	var system []*genai.Part
-	if c.SystemPrompt != "" && !promptInView(c) {
+	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
 		system = append(system, &genai.Part{Text: c.SystemPrompt})
 	}
 	var b builder
@@ -35,7 +33,7 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 		var err error
 		switch m.Role {
 		case nous.RoleSystem:
-			if err = systemOnlyText(&m); err != nil {
+			if err = adapt.SystemOnlyText(&m, ErrUnsupported); err != nil {
 				break
 			}
 			if leading {
@@ -51,7 +49,7 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 			var parts []*genai.Part
 			parts, err = modelParts(&m, names)
 			if err == nil && len(m.ToolCalls) > 0 && !b.hasUser() {
-				err = callError{m.ToolCalls[0].ID, fmt.Errorf("a function call turn before any user turn: %w", ErrUnsupported)}
+				err = adapt.CallError{ID: m.ToolCalls[0].ID, Err: fmt.Errorf("a function call turn before any user turn: %w", ErrUnsupported)}
 			}
 			b.add(genai.RoleModel, parts...)
 		case nous.RoleTool:
@@ -62,12 +60,7 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 		}
 		if err != nil {
-			e := &Error{Index: i, Err: err}
-			var call callError
-			if errors.As(err, &call) {
-				e.CallID = call.id
-			}
-			return nil, e
+			return nil, adapt.Wrap(Provider, i, err)
 		}
 		leading = false
 	}
@@ -81,16 +74,6 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 		}
 	}
 	return b.contents, nil
-}
-
-// promptInView reports whether c's view starts with a system message that
-// begins with its SystemPrompt (a runtime put it there; the overlay may
-// follow it): then the prompt is not sent apart.
-func promptInView(c *nous.Context) bool {
-	for _, m := range c.All() {
-		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
-	}
-	return false
 }
 
 // builder collects contents, consecutive parts of one role in one content.
@@ -123,7 +106,7 @@ func (b *builder) add(role string, parts ...*genai.Part) {
 // each that is not blank, with the thought signature a text part carries.
 func textParts(m *nous.Message) []*genai.Part {
 	var out []*genai.Part
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		out = append(out, &genai.Part{Text: m.Content})
 	}
 	for _, p := range m.Parts {
@@ -132,7 +115,7 @@ func textParts(m *nous.Message) []*genai.Part {
 		}
 		// A blank text part goes only when it carries a signature, as
 		// Gemini ends a turn with one.
-		if sig, _ := signature(p.Options); !blank(p.Content) || sig != nil {
+		if sig, _ := signature(p.Options); !adapt.Blank(p.Content) || sig != nil {
 			out = append(out, &genai.Part{Text: p.Content, ThoughtSignature: sig})
 		}
 	}
@@ -143,7 +126,7 @@ func textParts(m *nous.Message) []*genai.Part {
 // in order.
 func userParts(m *nous.Message) ([]*genai.Part, error) {
 	var out []*genai.Part
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		out = append(out, &genai.Part{Text: m.Content})
 	}
 	for k, p := range m.Parts {
@@ -163,7 +146,7 @@ func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
 	media, _ := p.Options["media_type"].(string)
 	switch p.Type {
 	case nous.PartText:
-		if blank(p.Content) {
+		if adapt.Blank(p.Content) {
 			return nil, nil
 		}
 		return &genai.Part{Text: p.Content}, nil
@@ -206,7 +189,7 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			if err != nil {
 				return nil, fmt.Errorf("part %d: %w", k, err)
 			}
-			if blank(p.Content) && sig == nil {
+			if adapt.Blank(p.Content) && sig == nil {
 				continue
 			}
 			out = append(out, &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig})
@@ -218,17 +201,17 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 	for _, tc := range m.ToolCalls {
 		args, err := tc.ArgumentsObject()
 		if err != nil {
-			return nil, callError{tc.ID, err}
+			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		var obj map[string]any
 		d := json.NewDecoder(bytes.NewReader(args))
 		d.UseNumber() // as written; the SDK may still round what it sends
 		if err := d.Decode(&obj); err != nil {
-			return nil, callError{tc.ID, fmt.Errorf("%v: %w", err, nous.ErrInvalidArguments)}
+			return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("%v: %w", err, nous.ErrInvalidArguments)}
 		}
 		sig, err := signature(tc.Metadata)
 		if err != nil {
-			return nil, callError{tc.ID, err}
+			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		names[tc.ID] = tc.Name
 		out = append(out, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: obj}, ThoughtSignature: sig})
@@ -243,7 +226,7 @@ func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, er
 	text := m.Content
 	for k, p := range m.Parts {
 		if p.Type != nous.PartText {
-			return nil, callError{m.ToolCallID, fmt.Errorf("part %d: a %s part in a tool result: %w", k, p.Type, ErrUnsupported)}
+			return nil, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result: %w", k, p.Type, ErrUnsupported)}
 		}
 		text += p.Content
 	}
@@ -266,15 +249,4 @@ func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, er
 		name = m.Name
 	}
 	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: response}}, nil
-}
-
-// systemOnlyText reports a part of a system message other than text, which
-// has no place in the system instruction.
-func systemOnlyText(m *nous.Message) error {
-	for k, p := range m.Parts {
-		if p.Type != nous.PartText {
-			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, ErrUnsupported)
-		}
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // FillChat sets params.Messages to c's system prompt and view, with its
@@ -14,17 +15,17 @@ import (
 // caller's. A view the API would refuse is an [*Error], and params is left
 // as it was.
 func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
-	if err := check(c); err != nil {
+	if err := adapt.Pairing(Provider, c); err != nil {
 		return err
 	}
 	var out []openai.ChatCompletionMessageParamUnion
-	if c.SystemPrompt != "" && !promptInView(c) {
+	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
 		out = append(out, openai.SystemMessage(c.SystemPrompt))
 	}
 	for i, m := range c.All() {
 		msg, ok, err := chatMessage(&m)
 		if err != nil {
-			return wrap(i, err)
+			return adapt.Wrap(Provider, i, err)
 		}
 		if ok {
 			out = append(out, msg)
@@ -39,10 +40,10 @@ func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
 func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
 	switch m.Role {
 	case nous.RoleSystem:
-		if err := systemOnlyText(m); err != nil {
+		if err := adapt.SystemOnlyText(m, ErrUnsupported); err != nil {
 			return msg, false, err
 		}
-		t := texts(m)
+		t := adapt.Texts(m)
 		if len(t) == 0 {
 			return msg, false, nil
 		}
@@ -61,7 +62,7 @@ func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, o
 	case nous.RoleTool:
 		for k, p := range m.Parts {
 			if p.Type != nous.PartText {
-				return msg, false, callError{m.ToolCallID, fmt.Errorf("part %d: a %s part in a tool result (Chat takes text only): %w", k, p.Type, ErrUnsupported)}
+				return msg, false, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result (Chat takes text only): %w", k, p.Type, ErrUnsupported)}
 			}
 		}
 		content := m.Content
@@ -75,13 +76,13 @@ func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, o
 
 func chatUser(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
 	if len(m.Parts) == 0 {
-		if blank(m.Content) {
+		if adapt.Blank(m.Content) {
 			return msg, false, nil
 		}
 		return openai.UserMessage(m.Content), true, nil
 	}
 	var parts []openai.ChatCompletionContentPartUnionParam
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		parts = append(parts, openai.TextContentPart(m.Content))
 	}
 	for k, p := range m.Parts {
@@ -103,7 +104,7 @@ func chatUser(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok b
 func chatPart(p *nous.ContentPart) (part openai.ChatCompletionContentPartUnionParam, ok bool, err error) {
 	switch p.Type {
 	case nous.PartText:
-		return openai.TextContentPart(p.Content), !blank(p.Content), nil
+		return openai.TextContentPart(p.Content), !adapt.Blank(p.Content), nil
 	case nous.PartImage, nous.PartImageURL:
 		url := p.Content
 		if p.Type == nous.PartImage {
@@ -128,7 +129,7 @@ func chatPart(p *nous.ContentPart) (part openai.ChatCompletionContentPartUnionPa
 
 func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
 	var a openai.ChatCompletionAssistantMessageParam
-	switch t := texts(m); len(t) {
+	switch t := adapt.Texts(m); len(t) {
 	case 0:
 	case 1:
 		a.Content.OfString = openai.String(t[0])
@@ -146,7 +147,7 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 	for _, tc := range m.ToolCalls {
 		args, err := tc.ArgumentsObject()
 		if err != nil {
-			return msg, false, callError{tc.ID, err}
+			return msg, false, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
 			ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: string(args)},

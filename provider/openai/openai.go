@@ -56,6 +56,7 @@ import (
 	"strings"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrUnsupported reports content the API has no place for.
@@ -64,21 +65,10 @@ var ErrUnsupported = errors.New("not supported by this OpenAI API")
 // ErrNoChoice reports a Chat Completions response without a choice.
 var ErrNoChoice = errors.New("the response has no choice")
 
-// Error is a view the API would refuse: what, and where.
-type Error struct {
-	Index  int    // the view index of the message
-	CallID string // the tool call concerned, if any
-	Err    error  // what is wrong; wraps a sentinel
-}
-
-func (e *Error) Error() string {
-	if e.CallID != "" {
-		return fmt.Sprintf("openai: message %d, call %q: %v", e.Index, e.CallID, e.Err)
-	}
-	return fmt.Sprintf("openai: message %d: %v", e.Index, e.Err)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a view the API would refuse: the view index of the message
+// (Index), the tool call concerned if any (CallID), and what is wrong (Err,
+// which wraps a sentinel).
+type Error = adapt.Error
 
 // Provider is the value of Options["provider"] on the thinking parts
 // [ResponseMessage] makes.
@@ -94,63 +84,6 @@ const (
 	optSummary    = "summary"           // the texts of its summary parts
 	metaItemID    = "openai_item_id"    // on a message, a text part or a tool call: its output item's ID
 )
-
-// callError is an error about one tool call.
-type callError struct {
-	id  string
-	err error
-}
-
-func (e callError) Error() string { return e.err.Error() }
-func (e callError) Unwrap() error { return e.err }
-
-// check checks c's pairing and returns it as an *Error.
-func check(c *nous.Context) error {
-	if err := c.CheckToolPairing(); err != nil {
-		var p nous.PairingError
-		errors.As(err, &p)
-		return &Error{Index: p.Index, CallID: p.CallID, Err: err}
-	}
-	return nil
-}
-
-// wrap returns err, about view message i, as an *Error.
-func wrap(i int, err error) error {
-	e := &Error{Index: i, Err: err}
-	var call callError
-	if errors.As(err, &call) {
-		e.CallID = call.id
-	}
-	return e
-}
-
-// blank reports whether text has nothing but white space.
-func blank(text string) bool { return strings.TrimSpace(text) == "" }
-
-// texts returns the texts of m, its Content then its text parts, each
-// that is not blank.
-func texts(m *nous.Message) []string {
-	var out []string
-	if !blank(m.Content) {
-		out = append(out, m.Content)
-	}
-	for _, p := range m.Parts {
-		if p.Type == nous.PartText && !blank(p.Content) {
-			out = append(out, p.Content)
-		}
-	}
-	return out
-}
-
-// promptInView reports whether c's view starts with a system message that
-// begins with its SystemPrompt (a runtime put it there; the overlay may
-// follow it): then the prompt is not sent apart.
-func promptInView(c *nous.Context) bool {
-	for _, m := range c.All() {
-		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
-	}
-	return false
-}
 
 // dataURL returns the data URL of an image or file part: its Content when
 // it is one, or one made of Options["media_type"] and the base64 Content.
@@ -171,15 +104,4 @@ func filename(p *nous.ContentPart) string {
 		return name
 	}
 	return "file"
-}
-
-// systemOnlyText reports a part of a system message other than text, which
-// no system message takes.
-func systemOnlyText(m *nous.Message) error {
-	for k, p := range m.Parts {
-		if p.Type != nous.PartText {
-			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, ErrUnsupported)
-		}
-	}
-	return nil
 }

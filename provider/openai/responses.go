@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // FillResponses sets params.Input to the items of c's system prompt and
@@ -16,17 +17,17 @@ import (
 // params is the caller's. A view the API would refuse is an [*Error], and
 // params is left as it was.
 func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
-	if err := check(c); err != nil {
+	if err := adapt.Pairing(Provider, c); err != nil {
 		return err
 	}
 	var items responses.ResponseInputParam
-	if c.SystemPrompt != "" && !promptInView(c) {
+	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
 		items = append(items, responses.ResponseInputItemParamOfMessage(c.SystemPrompt, responses.EasyInputMessageRoleSystem))
 	}
 	for i, m := range c.All() {
 		its, err := responseItems(&m)
 		if err != nil {
-			return wrap(i, err)
+			return adapt.Wrap(Provider, i, err)
 		}
 		items = append(items, its...)
 	}
@@ -38,10 +39,10 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	switch m.Role {
 	case nous.RoleSystem:
-		if err := systemOnlyText(m); err != nil {
+		if err := adapt.SystemOnlyText(m, ErrUnsupported); err != nil {
 			return nil, err
 		}
-		t := texts(m)
+		t := adapt.Texts(m)
 		if len(t) == 0 {
 			return nil, nil
 		}
@@ -53,7 +54,7 @@ func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, er
 	case nous.RoleTool:
 		out, err := responseToolOutput(m)
 		if err != nil {
-			return nil, callError{m.ToolCallID, err}
+			return nil, adapt.CallError{ID: m.ToolCallID, Err: err}
 		}
 		item := responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(m.ToolCallID), Output: out}
 		return []responses.ResponseInputItemUnionParam{{OfFunctionCallOutput: &item}}, nil
@@ -63,20 +64,20 @@ func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, er
 
 func responseUser(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	if len(m.Parts) == 0 {
-		if blank(m.Content) {
+		if adapt.Blank(m.Content) {
 			return nil, nil
 		}
 		return []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser)}, nil
 	}
 	var content responses.ResponseInputMessageContentListParam
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		content = append(content, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: m.Content}})
 	}
 	for k, p := range m.Parts {
 		var c responses.ResponseInputContentUnionParam
 		switch p.Type {
 		case nous.PartText:
-			if blank(p.Content) {
+			if adapt.Blank(p.Content) {
 				continue
 			}
 			c.OfInputText = &responses.ResponseInputTextParam{Text: p.Content}
@@ -138,11 +139,11 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		items = append(items, outputMessage(id, p.Content))
 	}
 	var rest []string // the text no item ID marks
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		rest = append(rest, m.Content)
 	}
 	for _, p := range m.Parts {
-		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartText && id == "" && !blank(p.Content) {
+		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartText && id == "" && !adapt.Blank(p.Content) {
 			rest = append(rest, p.Content)
 		}
 	}
@@ -159,7 +160,7 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 	for _, tc := range m.ToolCalls {
 		args, err := tc.ArgumentsObject()
 		if err != nil {
-			return nil, callError{tc.ID, err}
+			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		items = append(items, reasoning[tc.ID]...)
 		call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
@@ -182,7 +183,7 @@ func reasoningItem(p *nous.ContentPart) responses.ResponseInputItemUnionParam {
 				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: text})
 			}
 		}
-	} else if !blank(p.Content) {
+	} else if !adapt.Blank(p.Content) {
 		r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: p.Content})
 	}
 	if enc, _ := p.Options[optEncrypted].(string); enc != "" {
@@ -217,13 +218,13 @@ func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCal
 		return out, nil
 	}
 	var list responses.ResponseFunctionCallOutputItemListParam
-	if !blank(m.Content) {
+	if !adapt.Blank(m.Content) {
 		list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: m.Content}})
 	}
 	for k, p := range m.Parts {
 		switch p.Type {
 		case nous.PartText:
-			if !blank(p.Content) {
+			if !adapt.Blank(p.Content) {
 				list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: p.Content}})
 			}
 		case nous.PartImage, nous.PartImageURL:

@@ -1,0 +1,100 @@
+// Package adapt holds what the provider adapters (provider/anthropic,
+// provider/openai, provider/gemini) share: the error of a view a provider
+// would refuse, and the checks every one of them makes.
+package adapt
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nous-go/nous"
+)
+
+// Error is a view a provider's API would refuse: what, and where.
+type Error struct {
+	Provider string // the adapter's name, "anthropic", "openai" or "gemini"
+	Index    int    // the view index of the message
+	CallID   string // the tool call concerned, if any
+	Err      error  // what is wrong; wraps a sentinel
+}
+
+func (e *Error) Error() string {
+	if e.CallID != "" {
+		return fmt.Sprintf("%s: message %d, call %q: %v", e.Provider, e.Index, e.CallID, e.Err)
+	}
+	return fmt.Sprintf("%s: message %d: %v", e.Provider, e.Index, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// CallError is an error about one tool call, which Wrap names.
+type CallError struct {
+	ID  string
+	Err error
+}
+
+func (e CallError) Error() string { return e.Err.Error() }
+func (e CallError) Unwrap() error { return e.Err }
+
+// Wrap returns err, about view message i, as an *Error of provider, naming
+// the call a CallError in it is about.
+func Wrap(provider string, i int, err error) error {
+	e := &Error{Provider: provider, Index: i, Err: err}
+	var call CallError
+	if errors.As(err, &call) {
+		e.CallID = call.ID
+	}
+	return e
+}
+
+// Pairing returns the first pairing problem of c's view as an *Error of
+// provider, or nil.
+func Pairing(provider string, c *nous.Context) error {
+	if err := c.CheckToolPairing(); err != nil {
+		var p nous.PairingError
+		errors.As(err, &p)
+		return &Error{Provider: provider, Index: p.Index, CallID: p.CallID, Err: err}
+	}
+	return nil
+}
+
+// Blank reports whether text has nothing but white space: providers refuse
+// such a text block.
+func Blank(text string) bool { return strings.TrimSpace(text) == "" }
+
+// SystemOnlyText returns an error wrapping unsupported for a part of a
+// system message other than text, which no provider's system blocks take.
+func SystemOnlyText(m *nous.Message, unsupported error) error {
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText {
+			return fmt.Errorf("part %d: a %s part in a system message: %w", k, p.Type, unsupported)
+		}
+	}
+	return nil
+}
+
+// PromptInView reports whether c's view starts with a system message that
+// begins with its SystemPrompt (a runtime put it there; the overlay may
+// follow it): then the prompt is not sent apart.
+func PromptInView(c *nous.Context) bool {
+	for _, m := range c.All() {
+		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
+	}
+	return false
+}
+
+// Texts returns the texts of m, its Content then its text parts, each that
+// is not blank.
+func Texts(m *nous.Message) []string {
+	var out []string
+	if !Blank(m.Content) {
+		out = append(out, m.Content)
+	}
+	for _, p := range m.Parts {
+		if p.Type == nous.PartText && !Blank(p.Content) {
+			out = append(out, p.Content)
+		}
+	}
+	return out
+}
