@@ -298,8 +298,8 @@ func (c *Context) planner(o *compactConfig) *planner {
 	n := len(c.view)
 	p.total = int(t.pre[n]) + p.overlay
 	// The leading system messages, but for the summary of an earlier
-	// compaction (a replacement), which a new one takes into its range, so
-	// that summaries do not pile up.
+	// compaction (marked with MetadataSummary), which a new one takes into
+	// its range, so that summaries do not pile up.
 	for p.lead < n {
 		m := &c.log.msg(c.view[p.lead]).msg
 		if m.Role != RoleSystem || m.Metadata[MetadataSummary] == true {
