@@ -39,11 +39,24 @@
 // stale writer changes nothing and gets [nous.ErrConflict], without an
 // aborted transaction. The primary key of nous_events is the backstop.
 //
+// A save under an isolation level stricter than READ COMMITTED (a database
+// whose default is REPEATABLE READ, say) that a racing writer's commit
+// fails is an [nous.ErrConflict] too, as under READ COMMITTED. The state,
+// tool calls and events of a log are read in one statement, so a log whose
+// events read after a seq exceed 1 GB (PostgreSQL's limit of one value)
+// cannot be read from there: a Refresh, or a Watch, reads what is new.
+//
+// An application role that may only read and write the tables opens a
+// database whose schema is there; creating it takes the right to create
+// tables in the schema.
+//
 // # Watch
 //
 // Every save notifies the channel nous_log with the log's ID. [Store.Watch]
-// listens on one dedicated connection per Store; a notification is only a
-// hint to read the log after the last seq a watcher yielded, so nothing is
-// missed or yielded twice, and after the connection is lost and made again
-// every watcher reads again.
+// listens on one dedicated connection per Store, held while a watch runs
+// and closed after the last; a notification is only a hint to read the log
+// after the last seq a watcher yielded, so nothing is missed or yielded
+// twice, and after the connection is lost and made again every watcher
+// reads again. A lost connection is retried; any other error ends the
+// watch.
 package pgstore

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/nous-go/nous"
@@ -61,7 +62,7 @@ const appendFirst = `WITH u AS (
 
 // Append implements [nous.Store]: one statement, one round trip.
 func (s *Store) Append(ctx context.Context, b nous.Batch) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return err
 	}
 	id := b.Info.ID
@@ -98,7 +99,10 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	}
 	var one int
 	err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
+	var pgErr *pgconn.PgError
+	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")) {
+		// No row matched the guard; or, under a stricter isolation level
+		// than READ COMMITTED, another writer's commit got in the way.
 		return s.refusal(ctx, &b)
 	}
 	if err != nil {
@@ -156,7 +160,7 @@ WHERE l.id = $1`
 
 // Read implements [nous.Store].
 func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return nous.Stored{}, err
 	}
 	st := nous.Stored{Info: nous.LogInfo{ID: id}}
@@ -197,7 +201,7 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 	return func(yield func(nous.LogInfo, error) bool) {
 		after, left := opts.After, opts.Limit
 		for {
-			if err := ctx.Err(); err != nil {
+			if err := s.usable(ctx); err != nil {
 				yield(nous.LogInfo{}, err)
 				return
 			}
@@ -250,10 +254,10 @@ func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.Lo
 // its events and tool calls, that save's included; and it notifies the
 // log's watchers, which end.
 func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.usable(ctx); err != nil {
 		return err
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM nous_logs WHERE id = $1`, id)
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,7 +18,8 @@ const SchemaVersion = 1
 // package does not know: written by a newer one.
 var ErrSchema = errors.New("pgstore: unknown schema version")
 
-// ErrClosed reports a call on a closed Store.
+// ErrClosed reports a call on a closed Store: every method after Close
+// returns an error wrapping it, and Close ends every Watch with one.
 var ErrClosed = errors.New("pgstore: store closed")
 
 // Store keeps logs in PostgreSQL. It is safe for concurrent use, by
@@ -25,7 +27,17 @@ var ErrClosed = errors.New("pgstore: store closed")
 type Store struct {
 	pool    *pgxpool.Pool
 	ownPool bool
+	closed  atomic.Bool
 	hub     hub
+}
+
+// usable returns an error wrapping [ErrClosed] after Close, and ctx's error
+// once it is done.
+func (s *Store) usable(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
 }
 
 // Open connects to the database dsn names (a URL or key=value DSN, as
@@ -60,6 +72,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 // connection it listens on, and closes the pool if Open made it. It
 // never closes a pool given to New.
 func (s *Store) Close() {
+	s.closed.Store(true)
 	s.hub.close()
 	if s.ownPool {
 		s.pool.Close()
@@ -103,6 +116,24 @@ CREATE TABLE IF NOT EXISTS nous_tool_calls (
 // migrate creates the schema when it is absent, under an advisory lock
 // so that processes opening at once do not race, and checks its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	// A schema already there is only read: a role without the right to
+	// create tables can open it.
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('nous_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
+	}
+	if exists {
+		var version int
+		err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM nous_schema`).Scan(&version)
+		switch {
+		case err != nil:
+			return fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
+		case version == SchemaVersion:
+			return nil
+		case version > SchemaVersion:
+			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
+		}
+	}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('nous-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
 			return err
@@ -162,15 +193,13 @@ func (h *hub) init() {
 
 func (h *hub) close() {
 	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return
+	if !h.closed {
+		h.closed = true
+		close(h.gone)
 	}
-	h.closed = true
-	close(h.gone)
 	stop, done := h.stop, h.done
 	h.mu.Unlock()
-	if stop != nil {
+	if stop != nil { // also for a second Close: it returns once the listener is gone
 		stop()
 		<-done
 	}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/nous-go/nous"
 )
@@ -26,11 +28,12 @@ var retryAfter = [...]time.Duration{50 * time.Millisecond, 200 * time.Millisecon
 // Watch implements [nous.Watcher]: it yields the events of log id after
 // seq after, then those saved later by any process, until ctx is done.
 // Lost connections are retried, not yielded: a watcher reads again once
-// the server answers. A log that is deleted, or deleted and saved again,
+// the server answers; any other error ends it. A log that is deleted, or deleted and saved again,
 // ends it with an error wrapping [nous.ErrNotFound]; Close ends it with
 // one wrapping [ErrClosed].
 func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[nous.Event, error] {
 	return func(yield func(nous.Event, error) bool) {
+		after := max(after, 0)
 		w, err := s.hub.subscribe(s, id)
 		if err != nil {
 			yield(nous.Event{}, err)
@@ -45,7 +48,7 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 			case ctx.Err() != nil:
 				yield(nous.Event{}, ctx.Err())
 				return
-			case errors.Is(err, nous.ErrNotFound) || errors.Is(err, nous.ErrCorrupt):
+			case err != nil && !transient(err): // not found, corrupt, refused: it will not pass
 				yield(nous.Event{}, err)
 				return
 			case err != nil: // the server is away: read again later
@@ -82,6 +85,16 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 			timer.Stop()
 		}
 	}
+}
+
+// transient reports whether err is the server being away (a lost or
+// refused connection, a shutdown), which a later try may not meet.
+func transient(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	}
+	return !errors.Is(err, nous.ErrNotFound) && !errors.Is(err, nous.ErrCorrupt) && !errors.Is(err, ErrClosed)
 }
 
 // eventsAfter returns the stored events of log id after seq after, and
@@ -131,11 +144,13 @@ func (h *hub) subscribe(s *Store, id uuid.UUID) (*sub, error) {
 	if !h.running {
 		ctx, stop := context.WithCancel(context.Background())
 		h.running, h.stop, h.done = true, stop, make(chan struct{})
-		go h.listen(ctx, s)
+		go h.listen(ctx, s, h.done)
 	}
 	return w, nil
 }
 
+// unsubscribe removes a watcher; the last one stops the listener, whose
+// connection goes.
 func (h *hub) unsubscribe(id uuid.UUID, w *sub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -143,14 +158,18 @@ func (h *hub) unsubscribe(id uuid.UUID, w *sub) {
 	if len(h.subs[id]) == 0 {
 		delete(h.subs, id)
 	}
+	if len(h.subs) == 0 && h.running {
+		h.stop()
+		h.running = false
+	}
 }
 
 // listen holds a connection of its own that listens on nous_log, and
 // hints the watchers of each log notified, until ctx is done. Each time it
 // has connected, it hints every watcher: what was saved while it was not
 // listening is read then.
-func (h *hub) listen(ctx context.Context, s *Store) {
-	defer close(h.done)
+func (h *hub) listen(ctx context.Context, s *Store, done chan struct{}) {
+	defer close(done)
 	for failures := 0; ctx.Err() == nil; failures++ {
 		if failures > 0 {
 			select {
