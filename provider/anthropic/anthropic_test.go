@@ -6,11 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,46 +13,23 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/")
 
-// fake is an Anthropic API on an httptest server: it keeps the body of
-// each request and answers with the next canned response.
-type fake struct {
-	t         *testing.T
-	bodies    [][]byte
-	responses []string
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		f.t.Error(err)
-	}
-	f.bodies = append(f.bodies, body)
-	resp := cannedText
-	if len(f.responses) > 0 {
-		resp, f.responses = f.responses[0], f.responses[1:]
-	}
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, resp)
-}
-
 const cannedText = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"ok"}],
 "stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}`
 
 // client returns a client of a fake API answering responses in turn.
-func client(t *testing.T, responses ...string) (anthropic.Client, *fake) {
+func client(t *testing.T, responses ...string) (anthropic.Client, *adapttest.Fake) {
 	t.Helper()
 	for _, v := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"} {
 		t.Setenv(v, "")
 	}
-	f := &fake{t: t, responses: responses}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)), f
+	f, url := adapttest.Serve(t, func(string) string { return cannedText }, responses...)
+	return anthropic.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0)), f
 }
 
 // send fills a request from c, sends it to a fake API and returns the body
@@ -66,52 +38,18 @@ func send(t *testing.T, c *nous.Context) []byte {
 	t.Helper()
 	cl, f := client(t)
 	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}
-	if err := nousanthropic.Fill(&params, c); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.Messages.New(context.Background(), params); err != nil {
-		t.Fatal(err)
-	}
-	return f.bodies[0]
+	must(t, nousanthropic.Fill(&params, c))
+	_, err := cl.Messages.New(context.Background(), params)
+	must(t, err)
+	return f.Bodies[0]
 }
 
-// golden compares body, as JSON, with testdata/name.json.
 func golden(t *testing.T, name string, body []byte) {
 	t.Helper()
-	var indented bytes.Buffer
-	if err := json.Indent(&indented, body, "", "  "); err != nil {
-		t.Fatalf("the SDK sent %s: %v", body, err)
-	}
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		if err := os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	var a, b any
-	if err := json.Unmarshal(body, &a); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(want, &b); err != nil {
-		t.Fatal(err)
-	}
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	if !bytes.Equal(x, y) {
-		t.Errorf("request body differs from %s:\n got %s\nwant %s", path, indented.Bytes(), want)
-	}
+	adapttest.Golden(t, *update, name, body)
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var must, sameJSON = adapttest.Must, adapttest.SameJSON
 
 // at is a fixed time, so that contexts do not differ by their clocks.
 var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -234,15 +172,6 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("the tool input's bytes changed: %s", body)
 	}
 	golden(t, "round_trip", body)
-}
-
-func sameJSON(t *testing.T, a, b []byte) bool {
-	var x, y any
-	must(t, json.Unmarshal(a, &x))
-	must(t, json.Unmarshal(b, &y))
-	p, _ := json.Marshal(x)
-	q, _ := json.Marshal(y)
-	return bytes.Equal(p, q)
 }
 
 // Views the API would refuse are an *Error naming the message and the

@@ -1,22 +1,17 @@
 package gemini_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
 )
 
@@ -25,39 +20,16 @@ var update = flag.Bool("update", false, "rewrite the golden request bodies in te
 const cannedText = `{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}],
 "usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1,"totalTokenCount":6},"modelVersion":"gemini-test"}`
 
-// fake is a Gemini API on an httptest server: it keeps each request's body
-// and answers with the next canned response.
-type fake struct {
-	t         *testing.T
-	bodies    [][]byte
-	responses []string
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		f.t.Error(err)
-	}
-	f.bodies = append(f.bodies, body)
-	resp := cannedText
-	if len(f.responses) > 0 {
-		resp, f.responses = f.responses[0], f.responses[1:]
-	}
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, resp)
-}
-
-func client(t testing.TB, responses ...string) (*genai.Client, *fake) {
+// client returns a client of a fake API answering responses in turn.
+func client(t testing.TB, responses ...string) (*genai.Client, *adapttest.Fake) {
 	for _, v := range []string{"GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL"} {
 		if tt, ok := t.(*testing.T); ok {
 			tt.Setenv(v, "")
 		}
 	}
-	f := &fake{responses: responses}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
+	f, url := adapttest.Serve(t, func(string) string { return cannedText }, responses...)
 	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}})
+		HTTPOptions: genai.HTTPOptions{BaseURL: url}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,43 +41,20 @@ func client(t testing.TB, responses ...string) (*genai.Client, *fake) {
 func send(t *testing.T, c *nous.Context) []byte {
 	t.Helper()
 	cl, f := client(t)
-	f.t = t
 	config := &genai.GenerateContentConfig{}
 	contents, err := nousgemini.Contents(c, config)
 	must(t, err)
 	_, err = cl.Models.GenerateContent(context.Background(), "gemini-test", contents, config)
 	must(t, err)
-	return f.bodies[0]
+	return f.Bodies[0]
 }
 
 func golden(t *testing.T, name string, body []byte) {
 	t.Helper()
-	var indented bytes.Buffer
-	must(t, json.Indent(&indented, body, "", "  "))
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		must(t, os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	var a, b any
-	must(t, json.Unmarshal(body, &a))
-	must(t, json.Unmarshal(want, &b))
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	if !bytes.Equal(x, y) {
-		t.Errorf("request body differs from %s:\n got %s\nwant %s", path, indented.Bytes(), want)
-	}
+	adapttest.Golden(t, *update, name, body)
 }
 
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var must = adapttest.Must
 
 var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 

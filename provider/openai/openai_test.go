@@ -6,11 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
@@ -33,41 +29,21 @@ const (
 "usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":0}}}`
 )
 
-// fake is an OpenAI API on an httptest server: it keeps each request's
-// body and answers with the next canned response, or a default one for
-// the path.
-type fake struct {
-	t         *testing.T
-	bodies    [][]byte
-	responses []string
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		f.t.Error(err)
-	}
-	f.bodies = append(f.bodies, body)
-	resp := chatText
-	if strings.HasSuffix(r.URL.Path, "/responses") {
-		resp = responseText
-	}
-	if len(f.responses) > 0 {
-		resp, f.responses = f.responses[0], f.responses[1:]
-	}
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, resp)
-}
-
-func client(t *testing.T, responses ...string) (openai.Client, *fake) {
+// client returns a client of a fake API answering responses in turn, and
+// a canned one for the path after.
+func client(t *testing.T, responses ...string) (openai.Client, *adapttest.Fake) {
 	t.Helper()
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"} {
 		t.Setenv(v, "")
 	}
-	f := &fake{t: t, responses: responses}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)), f
+	def := func(path string) string {
+		if strings.HasSuffix(path, "/responses") {
+			return responseText
+		}
+		return chatText
+	}
+	f, url := adapttest.Serve(t, def, responses...)
+	return openai.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0)), f
 }
 
 // sendChat and sendResponses fill a request from c, send it to a fake API
@@ -79,7 +55,7 @@ func sendChat(t *testing.T, c *nous.Context) []byte {
 	must(t, nousopenai.FillChat(&params, c))
 	_, err := cl.Chat.Completions.New(context.Background(), params)
 	must(t, err)
-	return f.bodies[0]
+	return f.Bodies[0]
 }
 
 func sendResponses(t *testing.T, c *nous.Context) []byte {
@@ -89,43 +65,15 @@ func sendResponses(t *testing.T, c *nous.Context) []byte {
 	must(t, nousopenai.FillResponses(&params, c))
 	_, err := cl.Responses.New(context.Background(), params)
 	must(t, err)
-	return f.bodies[0]
+	return f.Bodies[0]
 }
 
-// golden compares body, as JSON, with testdata/name.json.
 func golden(t *testing.T, name string, body []byte) {
 	t.Helper()
-	var indented bytes.Buffer
-	must(t, json.Indent(&indented, body, "", "  "))
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		must(t, os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if !sameJSON(t, body, want) {
-		t.Errorf("request body differs from %s:\n got %s\nwant %s", path, indented.Bytes(), want)
-	}
+	adapttest.Golden(t, *update, name, body)
 }
 
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	must(t, json.Unmarshal(a, &x))
-	must(t, json.Unmarshal(b, &y))
-	p, _ := json.Marshal(x)
-	q, _ := json.Marshal(y)
-	return bytes.Equal(p, q)
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var must, sameJSON = adapttest.Must, adapttest.SameJSON
 
 var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
