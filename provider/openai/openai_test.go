@@ -73,7 +73,7 @@ func golden(t *testing.T, name string, body []byte) {
 	adapttest.Golden(t, *update, name, body)
 }
 
-var must, sameJSON = adapttest.Must, adapttest.SameJSON
+var must = adapttest.Must
 
 var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
