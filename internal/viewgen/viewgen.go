@@ -123,3 +123,30 @@ func results(r *rand.Rand, a nous.Message, ids []string) []nous.Message {
 	}
 	return out
 }
+
+// Refused is a view a provider refuses, where, and why.
+type Refused struct {
+	Name   string
+	View   []nous.Message
+	Index  int    // the view index the error names
+	CallID string // the call it names
+	Want   error  // the sentinel it wraps
+}
+
+// Broken returns the views every provider refuses: the failure classes of
+// tool-call pairing, and arguments that are not an object.
+func Broken() []Refused {
+	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
+	return []Refused{
+		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired},
+		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired},
+		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
+			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired},
+		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired},
+		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired},
+		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`[1]`)}),
+			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
+	"github.com/nous-go/nous/internal/viewgen"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
@@ -183,31 +184,15 @@ func TestRefused(t *testing.T) {
 	withEdited := msg(nous.AssistantMessage("", call("e1")))
 	withEdited.Parts = []nous.ContentPart{edited}
 	userThinking := msg(nous.UserMessageParts(signed(t, "mine", "sig")))
-	for _, tt := range []struct {
-		name   string
-		view   []nous.Message
-		index  int
-		callID string
-		want   error
-	}{
-		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired},
-		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired},
-		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
-			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired},
-		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired},
-		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired},
-		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`[1,2]`)}),
-			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
-		{"edited thinking", []nous.Message{nous.UserMessage("q"), withEdited, nous.ToolMessage("e1", "f", "1")}, 1, "", nousanthropic.ErrEditedThinking},
-		{"thinking in a user message", []nous.Message{userThinking}, 0, "", nousanthropic.ErrUnsupported},
-		{"a GIF file", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFile, Content: "R0lG", Options: map[string]any{"media_type": "image/gif"}})}, 0, "", nousanthropic.ErrUnsupported},
-		{"an image without a media type", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})}, 0, "", nousanthropic.ErrUnsupported},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range append(viewgen.Broken(), []viewgen.Refused{
+		{Name: "edited thinking", View: []nous.Message{nous.UserMessage("q"), withEdited, nous.ToolMessage("e1", "f", "1")}, Index: 1, Want: nousanthropic.ErrEditedThinking},
+		{Name: "thinking in a user message", View: []nous.Message{userThinking}, Want: nousanthropic.ErrUnsupported},
+		{Name: "a GIF file", View: []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFile, Content: "R0lG", Options: map[string]any{"media_type": "image/gif"}})}, Want: nousanthropic.ErrUnsupported},
+		{Name: "an image without a media type", View: []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})}, Want: nousanthropic.ErrUnsupported},
+	}...) {
+		t.Run(tt.Name, func(t *testing.T) {
 			c := nous.NewContext()
-			for _, m := range tt.view {
+			for _, m := range tt.View {
 				if err := c.AddMessage(m); err != nil {
 					t.Fatal(err)
 				}
@@ -215,11 +200,11 @@ func TestRefused(t *testing.T) {
 			params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("kept"))}}
 			err := nousanthropic.Fill(&params, c)
 			var e *nousanthropic.Error
-			if !errors.As(err, &e) || !errors.Is(err, tt.want) {
-				t.Fatalf("Fill: %v, want an *Error wrapping %v", err, tt.want)
+			if !errors.As(err, &e) || !errors.Is(err, tt.Want) {
+				t.Fatalf("Fill: %v, want an *Error wrapping %v", err, tt.Want)
 			}
-			if e.Index != tt.index || e.CallID != tt.callID {
-				t.Errorf("Fill: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.index, tt.callID, err)
+			if e.Index != tt.Index || e.CallID != tt.CallID {
+				t.Errorf("Fill: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.Index, tt.CallID, err)
 			}
 			if len(params.Messages) != 1 || params.System != nil {
 				t.Error("a refused Fill changed params")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
+	"github.com/nous-go/nous/internal/viewgen"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
 )
 
@@ -169,41 +170,25 @@ func TestRoundTrip(t *testing.T) {
 // call; config stays as it was.
 func TestRefused(t *testing.T) {
 	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
-	for _, tt := range []struct {
-		name   string
-		view   []nous.Message
-		index  int
-		callID string
-		want   error
-	}{
-		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired},
-		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired},
-		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
-			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired},
-		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired},
-		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired},
-		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`[1]`)}),
-			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
-		{"an image URL without a media type", []nous.Message{nous.UserMessageParts(nous.ImageURLPart("https://example.com/a.png"))}, 0, "", nousgemini.ErrUnsupported},
-		{"an image in a tool result", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}}, 2, "c1", nousgemini.ErrUnsupported},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range append(viewgen.Broken(), []viewgen.Refused{
+		{Name: "an image URL without a media type", View: []nous.Message{nous.UserMessageParts(nous.ImageURLPart("https://example.com/a.png"))}, Want: nousgemini.ErrUnsupported},
+		{Name: "an image in a tool result", View: []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}}, Index: 2, CallID: "c1", Want: nousgemini.ErrUnsupported},
+	}...) {
+		t.Run(tt.Name, func(t *testing.T) {
 			c := nous.NewContext(nous.WithSystemPrompt("s"))
-			for _, m := range tt.view {
+			for _, m := range tt.View {
 				must(t, c.AddMessage(m))
 			}
 			kept := &genai.Content{Parts: []*genai.Part{{Text: "kept"}}}
 			config := &genai.GenerateContentConfig{SystemInstruction: kept}
 			contents, err := nousgemini.Contents(c, config)
 			var e *nousgemini.Error
-			if !errors.As(err, &e) || !errors.Is(err, tt.want) {
-				t.Fatalf("Contents: %v, want an *Error wrapping %v", err, tt.want)
+			if !errors.As(err, &e) || !errors.Is(err, tt.Want) {
+				t.Fatalf("Contents: %v, want an *Error wrapping %v", err, tt.Want)
 			}
-			if e.Index != tt.index || e.CallID != tt.callID {
-				t.Errorf("Contents: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.index, tt.callID, err)
+			if e.Index != tt.Index || e.CallID != tt.CallID {
+				t.Errorf("Contents: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.Index, tt.CallID, err)
 			}
 			if contents != nil || config.SystemInstruction != kept {
 				t.Error("a refused Contents changed config or returned contents")

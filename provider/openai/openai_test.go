@@ -16,6 +16,7 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
+	"github.com/nous-go/nous/internal/viewgen"
 	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
@@ -214,37 +215,31 @@ func TestResponsesRoundTrip(t *testing.T) {
 // call, wrapping the sentinel of what is wrong; params stays as it was.
 func TestRefused(t *testing.T) {
 	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
-	for _, tt := range []struct {
-		name      string
-		view      []nous.Message
-		index     int
-		callID    string
-		want      error
+	type refusedView struct {
+		viewgen.Refused
 		responses bool // Responses takes it
-	}{
-		{"orphaned call after a cut", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")), nous.UserMessage("next")}, 2, "c1", nous.ErrUnpaired, false},
-		{"orphaned result at the start", []nous.Message{nous.ToolMessage("c0", "f", "old"), nous.UserMessage("q")}, 0, "c0", nous.ErrUnpaired, false},
-		{"3 calls with 2 results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1"), call("c2"), call("c3")),
-			nous.ToolMessage("c1", "f", "1"), nous.ToolMessage("c3", "f", "3")}, 3, "c2", nous.ErrUnpaired, false},
-		{"a system message between a call and its results", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired, false},
-		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired, false},
-		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`"x"`)}),
-			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments, false},
-		{"a file URL in Chat", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFileURL, Content: "https://example.com/a.pdf"})}, 0, "", nousopenai.ErrUnsupported, true},
-		{"an image in a Chat tool result", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
-			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}}, 2, "c1", nousopenai.ErrUnsupported, true},
-		{"an image without a media type", []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})}, 0, "", nousopenai.ErrUnsupported, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	}
+	cases := []refusedView{
+		{viewgen.Refused{Name: "a file URL in Chat", View: []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFileURL, Content: "https://example.com/a.pdf"})},
+			Want: nousopenai.ErrUnsupported}, true},
+		{viewgen.Refused{Name: "an image in a Chat tool result", View: []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
+			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}},
+			Index: 2, CallID: "c1", Want: nousopenai.ErrUnsupported}, true},
+		{viewgen.Refused{Name: "an image without a media type", View: []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})},
+			Want: nousopenai.ErrUnsupported}, false},
+	}
+	for _, b := range viewgen.Broken() {
+		cases = append(cases, refusedView{Refused: b})
+	}
+	for _, tt := range cases {
+		t.Run(tt.Name, func(t *testing.T) {
 			c := nous.NewContext()
-			for _, m := range tt.view {
+			for _, m := range tt.View {
 				must(t, c.AddMessage(m))
 			}
 			kept := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("kept")}
 			chat := openai.ChatCompletionNewParams{Messages: kept}
-			refused(t, "FillChat", nousopenai.FillChat(&chat, c), tt.want, tt.index, tt.callID)
+			refused(t, "FillChat", nousopenai.FillChat(&chat, c), tt.Want, tt.Index, tt.CallID)
 			if len(chat.Messages) != 1 {
 				t.Error("a refused FillChat changed params")
 			}
@@ -254,7 +249,7 @@ func TestRefused(t *testing.T) {
 				must(t, err)
 				return
 			}
-			refused(t, "FillResponses", err, tt.want, tt.index, tt.callID)
+			refused(t, "FillResponses", err, tt.Want, tt.Index, tt.CallID)
 			if params.Input.OfInputItemList != nil {
 				t.Error("a refused FillResponses changed params")
 			}
