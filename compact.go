@@ -188,15 +188,17 @@ type tokenCache struct {
 	last      map[string]int   // the position of the last call of each ID
 }
 
-// sameCounter reports whether a and b count alike: the same comparable
-// value.
-func sameCounter(a, b TokenCounter) bool {
+// sameValue reports whether a and b are surely the same value: of one type,
+// and equal by ==. Values that cannot be compared (a map, also one held in
+// an interface field of a struct) are never surely the same. It tells a
+// store handle, or a token counter, from another.
+func sameValue(a, b any) bool {
 	return a != nil && b != nil && comparable(a) && comparable(b) && reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
 }
 
-// comparable reports whether tc can be compared with ==, by its value: a
+// comparable reports whether v can be compared with ==, by its value: a
 // struct of a comparable type may hold a map in an interface field.
-func comparable(tc TokenCounter) bool { return reflect.ValueOf(tc).Comparable() }
+func comparable(v any) bool { return reflect.ValueOf(v).Comparable() }
 
 // count returns what tc counts of log message mi, from the cache when tc is
 // the counter it holds.
@@ -223,7 +225,7 @@ func (c *Context) count(tc TokenCounter, mi int64) int {
 // from the cache).
 func (c *Context) index(tc TokenCounter) *tokenCache {
 	t := &c.tokens
-	if !sameCounter(t.counter, tc) {
+	if !sameValue(t.counter, tc) {
 		*t = tokenCache{}
 		if comparable(tc) {
 			t.counter = tc

@@ -19,7 +19,7 @@ func rv(t *testing.T, msgs ...nous.Message) *nous.Context {
 func words(n int) string { return strings.Repeat("word ", n) }
 
 // A counter of a comparable struct type holding an interface whose dynamic
-// value is not comparable (a map, a func): sameCounter's a == b panics.
+// value is not comparable (a map, a func): comparing them with == panics.
 type ifaceCounter struct{ vocab any }
 
 func (ifaceCounter) CountTokens(m nous.Message) int { return nous.ApproxCounter{}.CountTokens(m) }

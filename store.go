@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"slices"
 	"time"
 
@@ -184,16 +183,6 @@ func (c *Context) markSaved(s Store, info *LogInfo, state []byte, callsAt int) {
 	c.saved = savedAt{store: s, head: info.Head, revision: info.Revision, incarnate: info.Incarnation, state: state, toolCalls: calls}
 }
 
-// sameStore reports whether a and b are surely the same store handle: a
-// save with nothing new skips only the store c last used. A store of a type
-// that cannot be compared is never surely the same.
-func sameStore(a, b Store) bool {
-	if a == nil || b == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
-		return false
-	}
-	return a == b
-}
-
 // Save stores what changed in c since it was last loaded, saved or
 // refreshed: the events after that seq, the tool calls recorded since, and
 // the state (the other plain fields, as Serialize writes them, secrets
@@ -237,7 +226,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	san := newSanitizer(c.Redact)
 	state := c.stateJSON(san)
 	head, callsAt := c.log.len(), c.newToolCalls()
-	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) && sameStore(s, c.saved.store) {
+	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) && sameValue(s, c.saved.store) { // only the handle c last used: another may lack the log
 		return nil
 	}
 	calls, err := encodeEach(len(c.ToolCalls)-callsAt, func(jw *jsonWriter, i int) {

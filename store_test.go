@@ -196,3 +196,25 @@ func TestStoreThatLies(t *testing.T) {
 		})
 	}
 }
+
+// A store handle of a comparable type that holds something that cannot be
+// compared (a map in an interface field) is saved to without a panic: it is
+// never taken for the handle last used, so an idle save stores the state.
+type mapHolder struct {
+	nous.Store
+	extra any
+}
+
+func TestSaveThroughUncomparableHandle(t *testing.T) {
+	ctx := context.Background()
+	s := mapHolder{Store: storetest.NewMemory(), extra: map[string]int{"a": 1}}
+	c := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
+	mustDo(t, c.AddMessage(nous.UserMessage("one")))
+	mustDo(t, c.Save(ctx, s))
+	mustDo(t, c.Save(ctx, s)) // compared with the handle of the first save
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	mustDo(t, err)
+	if !bytes.Equal(serialized(t, got), serialized(t, c)) {
+		t.Fatal("the stored context differs")
+	}
+}
