@@ -5,13 +5,20 @@ package adapttest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
+	"github.com/nous-go/nous/internal/viewgen"
 )
 
 // Fake is a provider API: it keeps the body of each request and answers
@@ -82,4 +89,68 @@ func Must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Fill is one way an adapter makes a request of a context: Do returns the
+// request (params, contents) or the adapter's error; Check returns what is
+// wrong with a request made, "" for nothing.
+type Fill struct {
+	Name  string
+	Do    func(c *nous.Context) (request any, err error)
+	Check func(request any, body []byte) string
+}
+
+// Property runs each fill on n random conversations (viewgen.Context, with
+// the random stream stream). A fill refuses exactly the views whose pairing
+// fails (its error wrapping nous.ErrUnpaired), and others only with an
+// *adapt.Error wrapping one of sentinels; every request it makes passes
+// Check. So that the test can fail, each fill must make at least a third of
+// the requests and refuse at least a tenth.
+func Property(t *testing.T, stream uint64, n int, sentinels []error, fills ...Fill) {
+	t.Helper()
+	made, refused := make([]int, len(fills)), make([]int, len(fills))
+	for seed := range uint64(n) {
+		c := viewgen.Context(rand.New(rand.NewPCG(seed, stream)))
+		paired := c.CheckToolPairing() == nil
+		for k, f := range fills {
+			req, err := f.Do(c)
+			if err == nil {
+				if !paired {
+					t.Fatalf("seed %d: %s took a view whose pairing fails: %v", seed, f.Name, c.CheckToolPairing())
+				}
+				made[k]++
+				body, err := json.Marshal(req)
+				Must(t, err)
+				if problem := f.Check(req, body); problem != "" {
+					t.Fatalf("seed %d: %s: %s\n%s", seed, f.Name, problem, body)
+				}
+				continue
+			}
+			refused[k]++
+			var e *adapt.Error
+			switch {
+			case !errors.As(err, &e):
+				t.Fatalf("seed %d: %s: %v is not an *Error", seed, f.Name, err)
+			case errors.Is(err, nous.ErrUnpaired) == paired:
+				t.Fatalf("seed %d: %s says %v, the pairing check %v", seed, f.Name, err, c.CheckToolPairing())
+			case !slices.ContainsFunc(slices.Concat(sentinels, []error{nous.ErrUnpaired, nous.ErrInvalidArguments}), func(s error) bool { return errors.Is(err, s) }):
+				t.Fatalf("seed %d: %s: %v wraps no sentinel", seed, f.Name, err)
+			}
+		}
+	}
+	for k, f := range fills {
+		if made[k] < n/3 || refused[k] < n/10 {
+			t.Errorf("%s: %d requests made, %d refused of %d: the conversations no longer cover both", f.Name, made[k], refused[k], n)
+		}
+	}
+}
+
+// RoundTrip returns c through its JSON, as a store keeps it.
+func RoundTrip(t testing.TB, c *nous.Context) *nous.Context {
+	t.Helper()
+	data, err := c.Serialize()
+	Must(t, err)
+	d, err := nous.Deserialize(data)
+	Must(t, err)
+	return d
 }

@@ -150,3 +150,14 @@ func Broken() []Refused {
 			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
 	}
 }
+
+// Context returns a context of a random conversation, with a system prompt
+// or without; messages the context refuses are left out of it.
+func Context(r *rand.Rand) *nous.Context {
+	prompt := []string{"", "Be brief."}[r.IntN(2)]
+	c := nous.NewContext(nous.WithSystemPrompt(prompt))
+	for _, m := range View(r, 1+r.IntN(14)) {
+		c.AddMessage(m)
+	}
+	return c
+}

@@ -143,11 +143,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Nice?")), m, msg(nous.ToolMessage("toolu_1", "weather", "sunny"))))
-	// Through a JSON round trip of the context too, as a store keeps it.
-	data, err := c.Serialize()
-	must(t, err)
-	c, err = nous.Deserialize(data)
-	must(t, err)
+	c = adapttest.RoundTrip(t, c) // as a store keeps it
 	body := send(t, c)
 	var sent struct {
 		Messages []struct {

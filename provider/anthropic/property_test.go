@@ -2,8 +2,6 @@ package anthropic_test
 
 import (
 	"encoding/json"
-	"errors"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/viewgen"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
@@ -23,46 +21,15 @@ import (
 // message, one per call; no tool_result anywhere else; thinking only first
 // in an assistant turn; no two turns of one role in a row.
 func TestProperty(t *testing.T) {
-	var made, refused int
-	defer func() {
-		if !t.Failed() && (made < 1000 || refused < 300) {
-			t.Errorf("%d requests made, %d refused: the generator no longer covers both", made, refused)
-		}
-	}()
-	for seed := range uint64(3000) {
-		r := rand.New(rand.NewPCG(seed, 1))
-		prompt := []string{"", "Be brief."}[r.IntN(2)]
-		c := nous.NewContext(nous.WithSystemPrompt(prompt))
-		for _, m := range viewgen.View(r, 1+r.IntN(14)) {
-			c.AddMessage(m) // one the context refuses is not in the view
-		}
-		var params anthropic.MessageNewParams
-		err := nousanthropic.Fill(&params, c)
-		paired := c.CheckToolPairing() == nil
-		if err != nil {
-			var e *nousanthropic.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("seed %d: %v is not an *Error", seed, err)
-			}
-			if errors.Is(err, nous.ErrUnpaired) == paired {
-				t.Fatalf("seed %d: Fill says %v, the pairing check %v", seed, err, c.CheckToolPairing())
-			}
-			if !errors.Is(err, nous.ErrUnpaired) && !errors.Is(err, nous.ErrInvalidArguments) && !errors.Is(err, nousanthropic.ErrUnsupported) && !errors.Is(err, nousanthropic.ErrEditedThinking) {
-				t.Fatalf("seed %d: %v wraps no sentinel", seed, err)
-			}
-			refused++
-			continue
-		}
-		if !paired {
-			t.Fatalf("seed %d: Fill took a view whose pairing fails: %v", seed, c.CheckToolPairing())
-		}
-		made++
-		body, err := json.Marshal(params)
-		must(t, err)
-		if problem := checkRequest(body); problem != "" {
-			t.Fatalf("seed %d: %s\n%s", seed, problem, body)
-		}
-	}
+	adapttest.Property(t, 1, 3000, []error{nousanthropic.ErrUnsupported, nousanthropic.ErrEditedThinking}, adapttest.Fill{
+		Name: "Fill",
+		Do: func(c *nous.Context) (any, error) {
+			var params anthropic.MessageNewParams
+			err := nousanthropic.Fill(&params, c)
+			return params, err // params as Fill left it
+		},
+		Check: func(_ any, body []byte) string { return checkRequest(body) },
+	})
 }
 
 type block struct {

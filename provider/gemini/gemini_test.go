@@ -129,10 +129,7 @@ func TestRoundTrip(t *testing.T) {
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Weather and time in Nice?")), m,
 		msg(nous.ToolMessage("fc_1", "weather", "sunny")), msg(nous.ToolMessage(m.ToolCalls[1].ID, "time", "noon"))))
-	data, err := c.Serialize() // as a store keeps it
-	must(t, err)
-	c, err = nous.Deserialize(data)
-	must(t, err)
+	c = adapttest.RoundTrip(t, c) // as a store keeps it
 	sent := send(t, c)
 	var got struct {
 		Contents []struct {

@@ -1,9 +1,6 @@
 package gemini_test
 
 import (
-	"encoding/json"
-	"errors"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/viewgen"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
 )
 
@@ -23,44 +20,13 @@ import (
 // functionResponse parts that open the next user content, one per call,
 // each named after its call.
 func TestProperty(t *testing.T) {
-	made, refused := 0, 0
-	defer func() {
-		if !t.Failed() && (made < 1000 || refused < 300) {
-			t.Errorf("%d requests made, %d refused: the generator no longer covers both", made, refused)
-		}
-	}()
-	for seed := range uint64(3000) {
-		r := rand.New(rand.NewPCG(seed, 3))
-		prompt := []string{"", "Be brief."}[r.IntN(2)]
-		c := nous.NewContext(nous.WithSystemPrompt(prompt))
-		for _, m := range viewgen.View(r, 1+r.IntN(14)) {
-			c.AddMessage(m) // one the context refuses is not in the view
-		}
-		paired := c.CheckToolPairing() == nil
-		contents, err := nousgemini.Contents(c, &genai.GenerateContentConfig{})
-		if err != nil {
-			var e *nousgemini.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("seed %d: %v is not an *Error", seed, err)
-			}
-			if errors.Is(err, nous.ErrUnpaired) == paired {
-				t.Fatalf("seed %d: Contents says %v, the pairing check paired=%v", seed, err, paired)
-			}
-			if !errors.Is(err, nous.ErrUnpaired) && !errors.Is(err, nous.ErrInvalidArguments) && !errors.Is(err, nousgemini.ErrUnsupported) {
-				t.Fatalf("seed %d: %v wraps no sentinel", seed, err)
-			}
-			refused++
-			continue
-		}
-		if !paired {
-			t.Fatalf("seed %d: Contents took a view whose pairing fails", seed)
-		}
-		made++
-		if problem := checkContents(contents); problem != "" {
-			body, _ := json.Marshal(contents)
-			t.Fatalf("seed %d: %s\n%s", seed, problem, body)
-		}
-	}
+	adapttest.Property(t, 3, 3000, []error{nousgemini.ErrUnsupported}, adapttest.Fill{
+		Name: "Contents",
+		Do: func(c *nous.Context) (any, error) {
+			return nousgemini.Contents(c, &genai.GenerateContentConfig{})
+		},
+		Check: func(req any, _ []byte) string { return checkContents(req.([]*genai.Content)) },
+	})
 }
 
 func checkContents(contents []*genai.Content) string {

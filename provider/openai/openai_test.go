@@ -175,10 +175,7 @@ func TestResponsesRoundTrip(t *testing.T) {
 	}
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Nice?")), m, msg(nous.ToolMessage("call_1", "weather", "sunny"))))
-	data, err := c.Serialize() // as a store keeps it
-	must(t, err)
-	c, err = nous.Deserialize(data)
-	must(t, err)
+	c = adapttest.RoundTrip(t, c) // as a store keeps it
 	sent := sendResponses(t, c)
 	var got struct {
 		Input []json.RawMessage `json:"input"`

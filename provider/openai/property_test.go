@@ -2,8 +2,6 @@ package openai_test
 
 import (
 	"encoding/json"
-	"errors"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/viewgen"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
@@ -26,63 +24,23 @@ import (
 // before any other message; every function_call_output answers a call;
 // reasoning items come right before a message or a function call.
 func TestProperty(t *testing.T) {
-	made, refused := 0, 0
-	defer func() {
-		if !t.Failed() && (made < 1000 || refused < 300) {
-			t.Errorf("%d requests made, %d refused: the generator no longer covers both", made, refused)
-		}
-	}()
-	for seed := range uint64(3000) {
-		r := rand.New(rand.NewPCG(seed, 2))
-		prompt := []string{"", "Be brief."}[r.IntN(2)]
-		c := nous.NewContext(nous.WithSystemPrompt(prompt))
-		for _, m := range viewgen.View(r, 1+r.IntN(14)) {
-			c.AddMessage(m) // one the context refuses is not in the view
-		}
-		paired := c.CheckToolPairing() == nil
-		var chat openai.ChatCompletionNewParams
-		if ok := outcome(t, seed, "FillChat", nousopenai.FillChat(&chat, c), paired); ok {
-			made++
-			body, err := json.Marshal(chat)
-			must(t, err)
-			if problem := checkChat(body); problem != "" {
-				t.Fatalf("seed %d: FillChat: %s\n%s", seed, problem, body)
-			}
-		} else {
-			refused++
-		}
-		var params responses.ResponseNewParams
-		if outcome(t, seed, "FillResponses", nousopenai.FillResponses(&params, c), paired) {
-			body, err := json.Marshal(params)
-			must(t, err)
-			if problem := checkResponses(body); problem != "" {
-				t.Fatalf("seed %d: FillResponses: %s\n%s", seed, problem, body)
-			}
-		}
-	}
-}
-
-// outcome checks what a Fill returned and reports whether it made a
-// request.
-func outcome(t *testing.T, seed uint64, what string, err error, paired bool) bool {
-	t.Helper()
-	if err == nil {
-		if !paired {
-			t.Fatalf("seed %d: %s took a view whose pairing fails", seed, what)
-		}
-		return true
-	}
-	var e *nousopenai.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("seed %d: %s: %v is not an *Error", seed, what, err)
-	}
-	if errors.Is(err, nous.ErrUnpaired) == paired {
-		t.Fatalf("seed %d: %s says %v, the pairing check says paired=%v", seed, what, err, paired)
-	}
-	if !errors.Is(err, nous.ErrUnpaired) && !errors.Is(err, nous.ErrInvalidArguments) && !errors.Is(err, nousopenai.ErrUnsupported) {
-		t.Fatalf("seed %d: %s: %v wraps no sentinel", seed, what, err)
-	}
-	return false
+	adapttest.Property(t, 2, 3000, []error{nousopenai.ErrUnsupported}, adapttest.Fill{
+		Name: "FillChat",
+		Do: func(c *nous.Context) (any, error) {
+			var params openai.ChatCompletionNewParams
+			err := nousopenai.FillChat(&params, c)
+			return params, err // params as Fill left it
+		},
+		Check: func(_ any, body []byte) string { return checkChat(body) },
+	}, adapttest.Fill{
+		Name: "FillResponses",
+		Do: func(c *nous.Context) (any, error) {
+			var params responses.ResponseNewParams
+			err := nousopenai.FillResponses(&params, c)
+			return params, err // params as Fill left it
+		},
+		Check: func(_ any, body []byte) string { return checkResponses(body) },
+	})
 }
 
 func blankContent(raw json.RawMessage) bool {
