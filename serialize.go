@@ -155,9 +155,10 @@ func (c *Context) AppendEventJSON(dst []byte, seq int64) ([]byte, error) {
 }
 
 // size estimates the length of d's encoding, so that Serialize allocates
-// its buffer once.
+// its buffer once. The fixed part (keys, usage, times, the log ID) is about
+// 340 bytes.
 func (d *document) size() int {
-	n := 512 + anySize(d.Deps)
+	n := 400 + anySize(d.SystemPrompt) + anySize(d.AgentName) + anySize(d.Deps)
 	for i := range d.ToolCalls {
 		n += toolCallSize(&d.ToolCalls[i])
 	}

@@ -336,7 +336,8 @@ func TestSerializeSizeEstimate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, c := range map[string]*Context{"one message": short, "plain": conversation(2000), "replaced": replaced, "empty": NewContext(), "maps": maps} {
+	prompted := NewContext(WithSystemPrompt(strings.Repeat("You are a careful assistant. ", 400)), WithAgentName("researcher"))
+	for name, c := range map[string]*Context{"one message": short, "plain": conversation(2000), "replaced": replaced, "empty": NewContext(), "maps": maps, "long system prompt": prompted} {
 		c.ready()
 		d := c.document(newSanitizer(nil))
 		size := d.size()
