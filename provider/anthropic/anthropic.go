@@ -49,10 +49,13 @@
 //     Thinking from another provider, or without a signature, and
 //     ReasoningContent, are dropped: the API cannot check them.
 //
-// [Message] keeps what the API answered exactly: text, thinking blocks with
-// their signatures (in [nous.ContentPart.Options]), tool calls with their
-// input bytes as arguments; so a response brought in and sent back gives the
-// API the same blocks. Its usage counts every prompt token in InputTokens
+// [Message] keeps what the API answered exactly: text with its citations,
+// thinking blocks with their signatures (in [nous.ContentPart.Options]),
+// tool calls with their input bytes as arguments, and the blocks of the
+// API's server tools (web search, code execution) as their JSON in the
+// message's Metadata, sent back only to this API; so a response brought in
+// and sent back gives the API the same blocks, in their order, and a turn
+// the API paused goes on. Its usage counts every prompt token in InputTokens
 // (input, cache writes and cache reads), reasoning in OutputTokens.
 package anthropic
 
@@ -87,7 +90,9 @@ const (
 	optSignature = "signature"
 	optRedacted  = "redacted_data"         // a redacted_thinking block's data
 	optDigest    = "digest"                // SHA-256 of the thinking text when received, hex
+	optCitations = "citations"             // a text part's citations, their JSON
 	metaOrder    = "anthropic_block_order" // on a message: its blocks' kinds in the order they came
+	metaBlocks   = "anthropic_blocks"      // on a message: the JSON of the blocks kept whole
 )
 
 // toolUseID is what the API takes as a tool_use block's ID.

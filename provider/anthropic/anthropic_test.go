@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,9 +181,15 @@ func TestRefused(t *testing.T) {
 	withEdited := msg(nous.AssistantMessage("", call("e1")))
 	withEdited.Parts = []nous.ContentPart{edited}
 	userThinking := msg(nous.UserMessageParts(signed(t, "mine", "sig")))
+	badBlock := msg(nous.AssistantMessage("hi"))
+	badBlock.Metadata = map[string]any{"anthropic_block_order": []any{"text", "block:0"}, "anthropic_blocks": []any{`{"type":`}}
+	badCitations := msg(nous.AssistantMessage(""))
+	badCitations.Parts = []nous.ContentPart{{Type: nous.PartText, Content: "cited", Options: map[string]any{"provider": "anthropic", "citations": "[{"}}}
 	for _, tt := range append(viewgen.Broken(), []viewgen.Refused{
 		{Name: "edited thinking", View: []nous.Message{nous.UserMessage("q"), withEdited, nous.ToolMessage("e1", "f", "1")}, Index: 1, Want: nousanthropic.ErrEditedThinking},
 		{Name: "thinking in a user message", View: []nous.Message{userThinking}, Want: nousanthropic.ErrUnsupported},
+		{Name: "a kept block that is not JSON", View: []nous.Message{nous.UserMessage("q"), badBlock}, Index: 1, Want: nousanthropic.ErrUnsupported},
+		{Name: "citations that are not JSON", View: []nous.Message{nous.UserMessage("q"), badCitations}, Index: 1, Want: nousanthropic.ErrUnsupported},
 		{Name: "a GIF file", View: []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartFile, Content: "R0lG", Options: map[string]any{"media_type": "image/gif"}})}, Want: nousanthropic.ErrUnsupported},
 		{Name: "an image without a media type", View: []nous.Message{nous.UserMessageParts(nous.ContentPart{Type: nous.PartImage, Content: "R0lG"})}, Want: nousanthropic.ErrUnsupported},
 	}...) {
@@ -206,5 +213,76 @@ func TestRefused(t *testing.T) {
 				t.Error("a refused Fill changed params")
 			}
 		})
+	}
+}
+
+// The blocks of server tools (a web search, code execution, a block type
+// newer than the SDK) and text with citations go back as they came, in
+// their order, also after a JSON round trip of the context; the text stays
+// readable as the message's text.
+func TestServerTools(t *testing.T) {
+	const response = `{"id":"msg_s","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
+	{"type":"text","text":"I'll search for that."},
+	{"type":"server_tool_use","id":"srvtoolu_01WYG3","name":"web_search","input":{"query":"claude shannon birth date"}},
+	{"type":"web_search_tool_result","tool_use_id":"srvtoolu_01WYG3","content":[{"type":"web_search_result","url":"https://en.wikipedia.org/wiki/Claude_Shannon","title":"Claude Shannon - Wikipedia","encrypted_content":"EqgfCioIARgBIiQ3YTAw\u0000==","page_age":"April 30, 2025"}]},
+	{"type":"text","text":"Based on the search results, "},
+	{"type":"text","text":"Claude Shannon was born on April 30, 1916.","citations":[{"type":"web_search_result_location","url":"https://en.wikipedia.org/wiki/Claude_Shannon","title":"Claude Shannon - Wikipedia","encrypted_index":"Eo8BCioIAhgB","cited_text":"Claude Elwood Shannon (April 30, 1916 – February 24, 2001) was..."}]},
+	{"type":"server_tool_use","id":"srvtoolu_02","name":"code_execution","input":{"code":"print(2**64)"}},
+	{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_02","content":{"type":"code_execution_result","stdout":"18446744073709551616\n","stderr":"","return_code":0,"content":[]}},
+	{"type":"future_block","id":"fb_1","payload":{"n":18446744073709551615,"s":"x"}}],
+	"usage":{"input_tokens":6039,"output_tokens":931,"server_tool_use":{"web_search_requests":1}}}`
+	m, u := nousanthropic.Message(decode(t, response))
+	if u.ToolCalls != 0 || len(m.ToolCalls) != 0 {
+		t.Errorf("server tool use counted as tool calls: %+v, %v", u, m.ToolCalls)
+	}
+	if got, want := m.Text(), "I'll search for that.Based on the search results, Claude Shannon was born on April 30, 1916."; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("When was Claude Shannon born?")), m, msg(nous.UserMessage("Thanks."))))
+	c = adapttest.RoundTrip(t, c)
+	body := send(t, c)
+	var sent struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	must(t, json.Unmarshal(body, &sent))
+	var original struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	must(t, json.Unmarshal([]byte(response), &original))
+	got := sent.Messages[1].Content
+	if len(sent.Messages) != 3 || len(got) != len(original.Content) {
+		t.Fatalf("the assistant turn went back as %s", body)
+	}
+	for i := range original.Content {
+		if !sameJSON(t, got[i], original.Content[i]) {
+			t.Errorf("block %d went back as %s, came as %s", i, got[i], original.Content[i])
+		}
+	}
+	golden(t, "server_tools", body)
+}
+
+// A turn the API paused in a server tool (stop_reason "pause_turn") is sent
+// back as the last message, as it came, for the API to go on with it.
+func TestPauseTurn(t *testing.T) {
+	const response = `{"id":"msg_p","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
+	{"type":"thinking","thinking":"Search twice.","signature":"sigP"},
+	{"type":"server_tool_use","id":"srvtoolu_p","name":"web_search","input":{"query":"q"}}],
+	"usage":{"input_tokens":1,"output_tokens":1}}`
+	m, _ := nousanthropic.Message(decode(t, response))
+	if m.Metadata["stop_reason"] != "pause_turn" {
+		t.Errorf("stop_reason %v", m.Metadata["stop_reason"])
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Look it up.")), m))
+	s := sentOf(t, send(t, adapttest.RoundTrip(t, c)))
+	if len(s.Messages) != 2 || s.Messages[1].Role != "assistant" {
+		t.Fatalf("sent %+v", s.Messages)
+	}
+	if got := strings.Join(types(s.Messages[1].Content), ","); got != "thinking,server_tool_use" {
+		t.Errorf("the paused turn went back as %s", got)
 	}
 }

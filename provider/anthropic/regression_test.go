@@ -36,7 +36,7 @@ func types(blocks []map[string]any) []string {
 
 // A response with a server tool in the middle (web search) has thinking,
 // text, server blocks, thinking, text: the blocks go back in their order,
-// the server tool's (which a context does not keep) left out.
+// the server tool's among them.
 func TestThinkingOrderChanged(t *testing.T) {
 	resp := decode(t, `{"id":"m","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
 	{"type":"thinking","thinking":"Search first.","signature":"sigA"},
@@ -50,7 +50,7 @@ func TestThinkingOrderChanged(t *testing.T) {
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
 	got := types(sentOf(t, send(t, c)).Messages[1].Content)
-	want := []string{"thinking", "text", "thinking", "text"}
+	want := []string{"thinking", "text", "server_tool_use", "web_search_tool_result", "thinking", "text"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("assistant blocks went back as %v, came as %v", got, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -134,14 +135,6 @@ func systemBlocks(m *nous.Message) []anthropic.TextBlockParam {
 	return out
 }
 
-func textBlocks(m *nous.Message) []anthropic.ContentBlockParamUnion {
-	var out []anthropic.ContentBlockParamUnion
-	for _, t := range adapt.Texts(m) {
-		out = append(out, anthropic.NewTextBlock(t))
-	}
-	return out
-}
-
 // userBlocks returns the blocks of a user message: its text, then its
 // parts in order.
 func userBlocks(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
@@ -246,7 +239,10 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
-	text = textBlocks(m)
+	text, err := assistantText(m)
+	if err != nil {
+		return nil, err
+	}
 	for _, tc := range m.ToolCalls {
 		switch {
 		case !toolUseID.MatchString(tc.ID):
@@ -280,6 +276,14 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 			if i, ok := callAt[strings.TrimPrefix(s, "tool_use:")]; ok && !used[i] {
 				out, used[i] = append(out, calls[i]), true
 			}
+		case strings.HasPrefix(s, "block:"):
+			block, ok, err := keptBlock(m, strings.TrimPrefix(s, "block:"))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, block)
+			}
 		}
 	}
 	out = append(append(out, thinking...), text...)
@@ -289,6 +293,65 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 		}
 	}
 	return out, nil
+}
+
+// assistantText returns the text blocks of an assistant message: its
+// Content, then its text parts, each with the citations [Message] kept.
+func assistantText(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
+	var out []anthropic.ContentBlockParamUnion
+	if !adapt.Blank(m.Content) {
+		out = append(out, anthropic.NewTextBlock(m.Content))
+	}
+	for k, p := range m.Parts {
+		if p.Type != nous.PartText || adapt.Blank(p.Content) {
+			continue
+		}
+		citations, _ := p.Options[optCitations].(string)
+		if citations == "" || p.Options[optProvider] != Provider {
+			out = append(out, anthropic.NewTextBlock(p.Content))
+			continue
+		}
+		raw, err := json.Marshal(struct {
+			Type      string          `json:"type"`
+			Text      string          `json:"text"`
+			Citations json.RawMessage `json:"citations"`
+		}{"text", p.Content, json.RawMessage(citations)})
+		if err != nil {
+			return nil, fmt.Errorf("part %d: citations that are not JSON: %w", k, ErrUnsupported)
+		}
+		block, err := sendBack(raw)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", k, err)
+		}
+		out = append(out, block)
+	}
+	return out, nil
+}
+
+// keptBlock returns the block [Message] kept whole at index k of the
+// message's Metadata["anthropic_blocks"]; ok is false when there is none
+// (the message was changed since).
+func keptBlock(m *nous.Message, k string) (block anthropic.ContentBlockParamUnion, ok bool, err error) {
+	blocks, _ := m.Metadata[metaBlocks].([]any)
+	i, err := strconv.Atoi(k)
+	if err != nil || i < 0 || i >= len(blocks) {
+		return block, false, nil
+	}
+	raw, _ := blocks[i].(string)
+	if block, err = sendBack([]byte(raw)); err != nil {
+		return block, false, fmt.Errorf("metadata %q[%d]: %w", metaBlocks, i, err)
+	}
+	return block, true, nil
+}
+
+// sendBack returns the block to send for a block of a response, given as
+// its JSON: the SDK's own conversion, which keeps what the API wants back.
+func sendBack(raw []byte) (anthropic.ContentBlockParamUnion, error) {
+	var b anthropic.ContentBlockUnion
+	if err := json.Unmarshal(raw, &b); err != nil || b.Type == "" {
+		return anthropic.ContentBlockParamUnion{}, fmt.Errorf("not the JSON of a content block: %w", ErrUnsupported)
+	}
+	return b.ToParam(), nil
 }
 
 // thinkingBlock returns the block of a thinking part that came from

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -13,17 +14,23 @@ import (
 // thinking, or several); thinking and redacted thinking blocks become
 // thinking parts marked as Anthropic's, with their signature or data and a
 // digest of their text, so that [Fill] sends them back as they came; tool
-// use blocks become tool calls, their input bytes the arguments. Blocks of
-// the API's own server tools are not kept. Metadata holds the response's
-// stop_reason and model, and, when the blocks did not come as thinking,
-// text, tool use (interleaved thinking), their order, which Fill follows.
+// use blocks become tool calls, their input bytes the arguments. A text
+// block's citations are kept with its part (Options["citations"], their
+// JSON). The blocks of the API's own server tools (web search, web fetch,
+// code execution and their results), and any other block, are kept as
+// their JSON in Metadata["anthropic_blocks"], for Fill alone: other
+// providers do not see them. Metadata holds the response's stop_reason and
+// model, and, when the blocks did not come as thinking, text, tool use
+// (interleaved thinking, server tools), their order, which Fill follows; so
+// a turn the API paused (stop_reason "pause_turn") is sent back as it came.
 func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 	m := nous.AssistantMessage("")
 	if resp == nil {
 		return m, nous.Usage{}
 	}
 	var parts []nous.ContentPart
-	var order []any // the kinds of the blocks kept, in order
+	var order []any  // the kinds of the blocks kept, in order
+	var blocks []any // the JSON of the blocks kept whole
 	thinking := false
 	for _, b := range resp.Content {
 		switch b.Type {
@@ -31,10 +38,19 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 			order = append(order, kindOf(b.Type))
 		case "tool_use":
 			order = append(order, "tool_use:"+b.ID)
+		default:
+			if raw := rawJSON(b.RawJSON(), b); raw != "" {
+				order = append(order, fmt.Sprint("block:", len(blocks)))
+				blocks = append(blocks, raw)
+			}
 		}
 		switch b.Type {
 		case "text":
-			parts = append(parts, nous.TextPart(b.Text))
+			p := nous.TextPart(b.Text)
+			if len(b.Citations) > 0 {
+				p.Options = map[string]any{optProvider: Provider, optCitations: rawJSON(b.JSON.Citations.Raw(), b.Citations)}
+			}
+			parts = append(parts, p)
 		case "thinking":
 			thinking = true
 			p := nous.ThinkingPart(b.Thinking, b.Signature)
@@ -54,13 +70,16 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 		}
 	}
-	if len(parts) == 1 && !thinking {
+	if len(parts) == 1 && !thinking && parts[0].Options == nil {
 		m.Content = parts[0].Content
 	} else {
 		m.Parts = parts
 	}
 	m.Metadata = map[string]any{"stop_reason": string(resp.StopReason), "model": string(resp.Model)}
-	if !canonical(order) {
+	if len(blocks) > 0 {
+		m.Metadata[metaBlocks] = blocks
+	}
+	if len(blocks) > 0 || !canonical(order) {
 		m.Metadata[metaOrder] = order
 	}
 	u := Usage(resp.Usage)
@@ -84,6 +103,20 @@ func Usage(u anthropic.Usage) nous.Usage {
 		CacheReadInputTokens:     int(u.CacheReadInputTokens),
 		ReasoningTokens:          int(u.OutputTokensDetails.ThinkingTokens),
 	}
+}
+
+// rawJSON returns raw, the JSON of a value as the response had it, or v
+// encoded when the value was made in Go rather than decoded; "" when it
+// cannot be encoded.
+func rawJSON(raw string, v any) string {
+	if raw != "" {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // kindOf returns the kind of a block as the order of a message records it.
