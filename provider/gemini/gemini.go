@@ -50,7 +50,14 @@
 //     thinking from other providers, and ReasoningContent, are dropped.
 //
 // [Message] gives function calls without an ID one (the API may leave it
-// out), so that their results can be paired.
+// out), so that their results can be paired. The images and files a model
+// makes are image and file parts of the message (inline data as base64 with
+// Options["media_type"], file data as a URL part), and a model turn sends
+// such parts back as inline or file data, signatures on them. Parts the
+// message has no place for (code the model ran and its result, thought
+// images) are kept whole in its Metadata and go back as they came, in
+// their place among the others: a model turn goes back to the API part for
+// part.
 package gemini
 
 import (
@@ -83,6 +90,8 @@ const Provider = "gemini"
 const (
 	optProvider  = "provider"
 	optSignature = "thought_signature" // base64 (standard) of the part's thought signature
+	metaOrder    = "gemini_part_order" // on a message: its parts' kinds in the order they came
+	metaParts    = "gemini_parts"      // on a message: the JSON of the parts kept whole
 )
 
 // signature returns the thought signature kept in opts, or nil.

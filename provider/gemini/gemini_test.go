@@ -167,7 +167,13 @@ func TestRoundTrip(t *testing.T) {
 // call; config stays as it was.
 func TestRefused(t *testing.T) {
 	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
+	badKept := nous.AssistantMessage("hi")
+	badKept.Metadata = map[string]any{"gemini_part_order": []any{"text", "part:0"}, "gemini_parts": []any{`{"executableCode":`}}
+	badSignature := nous.AssistantMessage("")
+	badSignature.Parts = []nous.ContentPart{{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png", "thought_signature": "!"}}}
 	for _, tt := range append(viewgen.Broken(), []viewgen.Refused{
+		{Name: "a kept part that is not JSON", View: []nous.Message{nous.UserMessage("q"), badKept}, Index: 1, Want: nousgemini.ErrUnsupported},
+		{Name: "an image whose signature is not base64", View: []nous.Message{nous.UserMessage("q"), badSignature}, Index: 1, Want: nousgemini.ErrUnsupported},
 		{Name: "an image URL without a media type", View: []nous.Message{nous.UserMessageParts(nous.ImageURLPart("https://example.com/a.png"))}, Want: nousgemini.ErrUnsupported},
 		{Name: "an image in a tool result", View: []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
 			{Role: nous.RoleTool, ToolCallID: "c1", Name: "f", Parts: []nous.ContentPart{nous.ImageURLPart("https://example.com/a.png")}}}, Index: 2, CallID: "c1", Want: nousgemini.ErrUnsupported},
@@ -195,5 +201,117 @@ func TestRefused(t *testing.T) {
 	var none genai.GenerateContentResponse
 	if _, _, err := nousgemini.Message(&none); !errors.Is(err, nousgemini.ErrNoCandidate) {
 		t.Errorf("a response without a candidate: %v", err)
+	}
+}
+
+// modelTurn sends c and returns the parts of its content at index k, with
+// the parts of the response body came.
+func modelTurn(t *testing.T, c *nous.Context, k int, came string) (sent, original []json.RawMessage, body []byte) {
+	t.Helper()
+	body = send(t, c)
+	var got struct {
+		Contents []struct {
+			Role  string            `json:"role"`
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	must(t, json.Unmarshal(body, &got))
+	var resp struct {
+		Candidates []struct {
+			Content struct {
+				Parts []json.RawMessage `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	must(t, json.Unmarshal([]byte(came), &resp))
+	if len(got.Contents) <= k || got.Contents[k].Role != "model" {
+		t.Fatalf("no model turn at %d: %s", k, body)
+	}
+	return got.Contents[k].Parts, resp.Candidates[0].Content.Parts, body
+}
+
+// receive decodes a response body through the SDK, as a client gets it.
+func receive(t *testing.T, body string) nous.Message {
+	t.Helper()
+	cl, _ := client(t, body)
+	resp, err := cl.Models.GenerateContent(context.Background(), "gemini-test", genai.Text("q"), nil)
+	must(t, err)
+	m, _, err := nousgemini.Message(resp)
+	must(t, err)
+	return m
+}
+
+// An image model's answer: thoughts, a thought image, text and the image
+// made, signed. The image is an image part of the message, readable by any
+// runtime; every part goes back in its place with its signature, byte for
+// byte, after a JSON round trip of the context, so the next turn can edit
+// the image.
+func TestImageOutput(t *testing.T) {
+	const body = `{"candidates":[{"content":{"role":"model","parts":[
+	{"text":"Drafting a composition.","thought":true},
+	{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgoAAAA="},"thought":true},
+	{"text":"Here is your cat.","thoughtSignature":"c2lnLXRleHQ="},
+	{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgoBBBA="},"thoughtSignature":"c2lnLWltYWdl"},
+	{"fileData":{"mimeType":"video/mp4","fileUri":"https://example.com/v.mp4"}}]},"finishReason":"STOP"}],
+	"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":1290},"modelVersion":"gemini-test-image"}`
+	m := receive(t, body)
+	var images []nous.ContentPart
+	for _, p := range m.Parts {
+		if p.Type == nous.PartImage || p.Type == nous.PartFileURL {
+			images = append(images, p)
+		}
+	}
+	if len(images) != 2 || images[0].Content != "iVBORw0KGgoBBBA=" || images[0].Options["media_type"] != "image/png" ||
+		images[1].Content != "https://example.com/v.mp4" {
+		t.Fatalf("the media made are not parts of the message: %+v", m.Parts)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), m, msg(nous.UserMessage("Make it orange."))))
+	sent, original, out := modelTurn(t, adapttest.RoundTrip(t, c), 1, body)
+	if len(sent) != len(original) {
+		t.Fatalf("the model turn went back as %s", out)
+	}
+	for k := range original {
+		if !adapttest.SameJSON(t, sent[k], original[k]) {
+			t.Errorf("part %d went back as %s, came as %s", k, sent[k], original[k])
+		}
+	}
+	golden(t, "image_output", out)
+}
+
+// Code the model ran and its result go back between the texts around them.
+func TestCodeExecution(t *testing.T) {
+	const body = `{"candidates":[{"content":{"role":"model","parts":[
+	{"text":"Computing."},
+	{"executableCode":{"language":"PYTHON","code":"print(2**10)"}},
+	{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"1024\n"}},
+	{"text":"It is 1024."}]},"finishReason":"STOP"}],"modelVersion":"gemini-test"}`
+	m := receive(t, body)
+	if got := m.Text(); got != "Computing.It is 1024." {
+		t.Errorf("text %q", got)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("2^10?")), m, msg(nous.UserMessage("Thanks."))))
+	sent, original, out := modelTurn(t, adapttest.RoundTrip(t, c), 1, body)
+	if len(sent) != len(original) {
+		t.Fatalf("the model turn went back as %s", out)
+	}
+	for k := range original {
+		if !adapttest.SameJSON(t, sent[k], original[k]) {
+			t.Errorf("part %d went back as %s, came as %s", k, sent[k], original[k])
+		}
+	}
+}
+
+// An assistant message a runtime made with an image (no order recorded)
+// sends it as inline data in the model turn, after the text.
+func TestAssistantImage(t *testing.T) {
+	a := msg(nous.AssistantMessage("Here it is."))
+	a.Parts = []nous.ContentPart{{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}}}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw.")), a, msg(nous.UserMessage("Again."))))
+	sent, _, out := modelTurn(t, c, 1, `{"candidates":[{"content":{"parts":[]}}]}`)
+	if len(sent) != 2 || !adapttest.SameJSON(t, sent[1], []byte(`{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}}`)) {
+		t.Errorf("the model turn went as %s", out)
 	}
 }

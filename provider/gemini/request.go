@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/genai"
@@ -175,9 +177,11 @@ func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
 }
 
 // modelParts returns the parts of an assistant message: Gemini's thoughts,
-// its text, then its function calls, each with the signature it came with.
+// its text, its images and files, then its function calls, each with the
+// signature it came with; or in the order the response had them, with the
+// parts [Message] kept whole, when it recorded it.
 func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error) {
-	var out []*genai.Part
+	var thoughts, media []*genai.Part
 	for k, p := range m.Parts {
 		switch p.Type {
 		case nous.PartText:
@@ -192,12 +196,22 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			if adapt.Blank(p.Content) && sig == nil {
 				continue
 			}
-			out = append(out, &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig})
+			thoughts = append(thoughts, &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig})
+		case nous.PartImage, nous.PartFile, nous.PartImageURL, nous.PartFileURL:
+			part, err := mediaPart(&p)
+			if err == nil {
+				part.ThoughtSignature, err = signature(p.Options)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("part %d: %w", k, err)
+			}
+			media = append(media, part)
 		default:
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
-	out = append(out, textParts(m)...)
+	texts := textParts(m)
+	var calls []*genai.Part
 	for _, tc := range m.ToolCalls {
 		args, err := tc.ArgumentsObject()
 		if err != nil {
@@ -214,9 +228,69 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		names[tc.ID] = tc.Name
-		out = append(out, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: obj}, ThoughtSignature: sig})
+		calls = append(calls, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: obj}, ThoughtSignature: sig})
+	}
+	order, _ := m.Metadata[metaOrder].([]any)
+	if order == nil {
+		return slices.Concat(thoughts, texts, media, calls), nil
+	}
+	// The order the response had: each kind takes the next of its parts;
+	// what the order does not name (the message was changed) comes after.
+	kept, _ := m.Metadata[metaParts].([]any)
+	var out []*genai.Part
+	next := func(list *[]*genai.Part) {
+		if len(*list) > 0 {
+			out, *list = append(out, (*list)[0]), (*list)[1:]
+		}
+	}
+	for _, k := range order {
+		kind, arg, _ := strings.Cut(fmt.Sprint(k), ":")
+		switch kind {
+		case kindThought:
+			next(&thoughts)
+		case kindText:
+			next(&texts)
+		case kindMedia:
+			next(&media)
+		case kindCall:
+			for i, c := range calls {
+				if c != nil && c.FunctionCall.ID == arg {
+					out, calls[i] = append(out, c), nil
+					break
+				}
+			}
+		case kindKept:
+			part, err := keptPart(kept, arg)
+			if err != nil {
+				return nil, err
+			}
+			if part != nil {
+				out = append(out, part)
+			}
+		}
+	}
+	out = slices.Concat(out, thoughts, texts, media)
+	for _, c := range calls {
+		if c != nil {
+			out = append(out, c)
+		}
 	}
 	return out, nil
+}
+
+// keptPart returns the part [Message] kept whole at index k of kept, nil
+// when there is none (the message was changed since).
+func keptPart(kept []any, k string) (*genai.Part, error) {
+	i, err := strconv.Atoi(k)
+	if err != nil || i < 0 || i >= len(kept) {
+		return nil, nil
+	}
+	raw, _ := kept[i].(string)
+	var p genai.Part
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return nil, fmt.Errorf("metadata %q[%d]: not the JSON of a part: %v: %w", metaParts, i, err, ErrUnsupported)
+	}
+	return &p, nil
 }
 
 // functionResponse returns the functionResponse part of a tool message:

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -14,11 +15,17 @@ import (
 // response's first candidate: its text as Content (one part without a
 // signature) or text parts, its thoughts as thinking parts marked as
 // Gemini's, its function calls as tool calls (their arguments the JSON of
-// the call's args; an ID made up when the API gave none), each part's
-// thought signature kept where it came, and Metadata["finish_reason"] and
-// ["model"]. A response without a candidate (a blocked prompt) is an error
-// wrapping [ErrNoCandidate], returned with the response's usage, which is
-// billed all the same.
+// the call's args; an ID made up when the API gave none), the images and
+// files it made as image and file parts (base64, Options["media_type"]) or
+// URL parts, each part's thought signature kept where it came, and
+// Metadata["finish_reason"] and ["model"]. Other parts (code the model ran
+// and its result, thought images, parts newer than this package) are kept
+// as their JSON in Metadata["gemini_parts"], for [Contents] alone: other
+// providers do not see them. When the parts did not come as thoughts, text,
+// media, calls, or some were kept whole, Metadata["gemini_part_order"]
+// records their order, which Contents follows. A response without a
+// candidate (a blocked prompt) is an error wrapping [ErrNoCandidate],
+// returned with the response's usage, which is billed all the same.
 func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, error) {
 	if resp == nil {
 		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: a nil response: %w", ErrNoCandidate)
@@ -26,11 +33,12 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil || resp.Candidates[0].Content == nil {
 		return nous.Message{}, Usage(resp.UsageMetadata), fmt.Errorf("gemini: %w", ErrNoCandidate) // a blocked prompt is billed too
 	}
-	cand := resp.Candidates[0]
 	m := nous.AssistantMessage("")
 	var parts []nous.ContentPart
-	plain := true // one text part, no signature, no thought: Content
-	for _, p := range cand.Content.Parts {
+	var order []any // the kinds of the parts, in order
+	var kept []any  // the JSON of the parts kept whole
+	plain := true   // one text part, no signature, no thought: Content
+	for _, p := range resp.Candidates[0].Content.Parts {
 		if p == nil {
 			continue
 		}
@@ -38,8 +46,8 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 		if len(p.ThoughtSignature) > 0 {
 			sig = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
 		}
-		switch {
-		case p.FunctionCall != nil:
+		switch kind := kindOf(p); kind {
+		case kindCall:
 			args, err := json.Marshal(p.FunctionCall.Args)
 			if err != nil {
 				return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: function call %q: %w", p.FunctionCall.Name, err)
@@ -56,20 +64,25 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 				tc.Metadata = map[string]any{optSignature: sig}
 			}
 			m.ToolCalls = append(m.ToolCalls, tc)
-		case p.Thought:
-			plain = false
-			part := nous.ContentPart{Type: nous.PartThinking, Content: p.Text, Options: map[string]any{optProvider: Provider}}
+			order = append(order, kindCall+":"+id)
+		case kindThought, kindText, kindMedia:
+			part := contentPart(p)
 			if sig != "" {
+				if part.Options == nil {
+					part.Options = map[string]any{}
+				}
 				part.Options[optSignature] = sig
 			}
+			plain = plain && kind == kindText && sig == ""
 			parts = append(parts, part)
-		case p.Text != "" || sig != "": // an empty text part may carry the turn's signature
-			part := nous.TextPart(p.Text)
-			if sig != "" {
-				plain = false
-				part.Options = map[string]any{optSignature: sig}
+			order = append(order, kind)
+		case kindKept:
+			raw, err := json.Marshal(p)
+			if err != nil {
+				return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: a part of the response: %w", err)
 			}
-			parts = append(parts, part)
+			order = append(order, fmt.Sprint(kindKept, ":", len(kept)))
+			kept = append(kept, string(raw))
 		}
 	}
 	if plain && len(parts) == 1 {
@@ -77,10 +90,90 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 	} else {
 		m.Parts = parts
 	}
-	m.Metadata = map[string]any{"finish_reason": string(cand.FinishReason), "model": resp.ModelVersion}
+	m.Metadata = map[string]any{"finish_reason": string(resp.Candidates[0].FinishReason), "model": resp.ModelVersion}
+	if len(kept) > 0 {
+		m.Metadata[metaParts] = kept
+	}
+	if len(kept) > 0 || !canonical(order) {
+		m.Metadata[metaOrder] = order
+	}
 	u := Usage(resp.UsageMetadata)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u, nil
+}
+
+// The kinds of parts, as Metadata["gemini_part_order"] names them: a
+// function call's with its ID ("call:ID"), a part kept whole with its index
+// in Metadata["gemini_parts"] ("part:2").
+const (
+	kindThought = "thought"
+	kindText    = "text"
+	kindMedia   = "media"
+	kindCall    = "call"
+	kindKept    = "part"
+)
+
+// kindOf returns the kind of a part of a response.
+func kindOf(p *genai.Part) string {
+	other := p.ExecutableCode != nil || p.CodeExecutionResult != nil || p.FunctionResponse != nil ||
+		p.ToolCall != nil || p.ToolResponse != nil || p.VideoMetadata != nil || p.PartMetadata != nil ||
+		p.MediaResolution != nil || p.AudioTranscription != nil || p.SpeechMetadata != nil || p.MediaProcessing != ""
+	media := p.InlineData != nil || p.FileData != nil
+	switch {
+	case other:
+		return kindKept
+	case p.FunctionCall != nil && !media && p.Text == "" && !p.Thought:
+		return kindCall
+	case p.FunctionCall != nil || media && (p.Thought || p.Text != "") || p.InlineData != nil && p.FileData != nil:
+		return kindKept
+	case media:
+		return kindMedia
+	case p.Thought:
+		return kindThought
+	}
+	return kindText // an empty text part may carry the turn's signature
+}
+
+// contentPart returns the content part of a thought, text or media part of
+// a response, without its signature.
+func contentPart(p *genai.Part) nous.ContentPart {
+	switch {
+	case p.Thought:
+		return nous.ContentPart{Type: nous.PartThinking, Content: p.Text, Options: map[string]any{optProvider: Provider}}
+	case p.InlineData != nil:
+		typ := nous.PartFile
+		if strings.HasPrefix(p.InlineData.MIMEType, "image/") {
+			typ = nous.PartImage
+		}
+		return nous.ContentPart{Type: typ, Content: base64.StdEncoding.EncodeToString(p.InlineData.Data),
+			Options: map[string]any{optProvider: Provider, "media_type": p.InlineData.MIMEType}}
+	case p.FileData != nil:
+		typ := nous.PartFileURL
+		if strings.HasPrefix(p.FileData.MIMEType, "image/") {
+			typ = nous.PartImageURL
+		}
+		return nous.ContentPart{Type: typ, Content: p.FileData.FileURI,
+			Options: map[string]any{optProvider: Provider, "media_type": p.FileData.MIMEType}}
+	}
+	return nous.TextPart(p.Text)
+}
+
+// canonical reports whether the parts of order come as Contents sends them
+// by default: thoughts, then text, then media, then function calls.
+func canonical(order []any) bool {
+	rank := map[string]int{kindThought: 0, kindText: 1, kindMedia: 2}
+	last := 0
+	for _, k := range order {
+		r, ok := rank[k.(string)]
+		if !ok {
+			r = 3
+		}
+		if r < last {
+			return false
+		}
+		last = r
+	}
+	return true
 }
 
 // Usage returns the usage of one response: Requests 1, InputTokens every
