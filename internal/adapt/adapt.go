@@ -98,3 +98,12 @@ func Texts(m *nous.Message) []string {
 	}
 	return out
 }
+
+// Foreign reports whether another provider than provider made p (its
+// Options["provider"] names another): an image a model made, which an API
+// that takes no media in an assistant turn drops there rather than refuse
+// the view.
+func Foreign(p *nous.ContentPart, provider string) bool {
+	made, _ := p.Options["provider"].(string)
+	return made != "" && made != provider
+}

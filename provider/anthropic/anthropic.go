@@ -27,7 +27,9 @@
 //     JSON object ("{}" when empty; another value: an error wrapping
 //     [nous.ErrInvalidArguments]). Images (base64 or URL) and PDF or plain
 //     text files (base64 or URL) map to image and document blocks; a part the
-//     API has no block for is an error wrapping [ErrUnsupported].
+//     API has no block for is an error wrapping [ErrUnsupported]. An image or
+//     file another provider's model made (Options["provider"] names it) is
+//     dropped from an assistant message, which has no media block.
 //   - System: the system blocks are the context's SystemPrompt, then the
 //     view's leading system messages (the overlay is there); the prompt is
 //     not sent apart when the view starts with a system message that begins

@@ -286,3 +286,24 @@ func TestPauseTurn(t *testing.T) {
 		t.Errorf("the paused turn went back as %s", got)
 	}
 }
+
+// An image another provider's model made, in an assistant message, is
+// dropped from its turn (which has no image block); one of unknown origin
+// is refused.
+func TestForeignImageDropped(t *testing.T) {
+	made := msg(nous.AssistantMessage("Here is your cat."))
+	made.Parts = []nous.ContentPart{{Type: nous.PartImage, Content: "iVBORw0KGgo=",
+		Options: map[string]any{"provider": "gemini", "media_type": "image/png", "thought_signature": "c2ln"}}}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), made, msg(nous.UserMessage("Thanks."))))
+	body := send(t, c)
+	if bytes.Contains(body, []byte("iVBORw0KGgo")) || !bytes.Contains(body, []byte("Here is your cat.")) {
+		t.Errorf("sent %s", body)
+	}
+	delete(made.Parts[0].Options, "provider")
+	c = nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), made))
+	if err := nousanthropic.Fill(&anthropic.MessageNewParams{}, c); !errors.Is(err, nousanthropic.ErrUnsupported) {
+		t.Errorf("Fill: %v, want ErrUnsupported", err)
+	}
+}

@@ -236,6 +236,9 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 			}
 		case nous.PartText:
 		default:
+			if adapt.Foreign(&p, Provider) {
+				continue // another model's image or file, which an assistant turn cannot hold here
+			}
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}

@@ -140,7 +140,8 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 		}
 	}
 	for k, p := range m.Parts {
-		if p.Type != nous.PartText && p.Type != nous.PartThinking {
+		// Another model's image or file: an assistant turn cannot hold it here.
+		if p.Type != nous.PartText && p.Type != nous.PartThinking && !adapt.Foreign(&p, Provider) {
 			return msg, false, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}

@@ -29,7 +29,10 @@
 //     error wrapping [nous.ErrInvalidArguments]). Images are image parts
 //     (base64 data as a data URL); files are file parts with their data; a
 //     file URL has no place in Chat, and a Chat tool result is text only:
-//     those are errors wrapping [ErrUnsupported].
+//     those are errors wrapping [ErrUnsupported]. An assistant turn takes
+//     text only: an image or file another provider's model made
+//     (Options["provider"] names it) is dropped from it, and any other is an
+//     error wrapping [ErrUnsupported].
 //   - System: the context's SystemPrompt is the first system message,
 //     unless the view starts with a system message that begins with it (a
 //     runtime put it there; the overlay may follow it); the view's system

@@ -264,3 +264,28 @@ func refused(t *testing.T, what string, err, want error, index int, callID strin
 		t.Errorf("%s: message %d, call %q; want message %d, call %q (%v)", what, e.Index, e.CallID, index, callID, err)
 	}
 }
+
+// An image another provider's model made, in an assistant message, is
+// dropped from its turn (which takes text only); one of unknown origin is
+// refused.
+func TestForeignImageDropped(t *testing.T) {
+	made := msg(nous.AssistantMessage("Here is your cat."))
+	made.Parts = []nous.ContentPart{{Type: nous.PartImage, Content: "iVBORw0KGgo=",
+		Options: map[string]any{"provider": "gemini", "media_type": "image/png", "thought_signature": "c2ln"}}}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), made, msg(nous.UserMessage("Thanks."))))
+	for name, body := range map[string][]byte{"chat": sendChat(t, c), "responses": sendResponses(t, c)} {
+		if bytes.Contains(body, []byte("iVBORw0KGgo")) || !bytes.Contains(body, []byte("Here is your cat.")) {
+			t.Errorf("%s: sent %s", name, body)
+		}
+	}
+	delete(made.Parts[0].Options, "provider")
+	c = nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), made))
+	if err := nousopenai.FillChat(&openai.ChatCompletionNewParams{}, c); !errors.Is(err, nousopenai.ErrUnsupported) {
+		t.Errorf("FillChat: %v, want ErrUnsupported", err)
+	}
+	if err := nousopenai.FillResponses(&responses.ResponseNewParams{}, c); !errors.Is(err, nousopenai.ErrUnsupported) {
+		t.Errorf("FillResponses: %v, want ErrUnsupported", err)
+	}
+}

@@ -129,6 +129,9 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 			follower, _ := p.Options[optFollowedBy].(string)
 			reasoning[follower] = append(reasoning[follower], reasoningItem(&p))
 		default:
+			if adapt.Foreign(&p, Provider) {
+				continue // another model's image or file, which an assistant turn cannot hold here
+			}
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
