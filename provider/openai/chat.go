@@ -140,8 +140,9 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 		}
 	}
 	for k, p := range m.Parts {
-		// Another model's image or file: an assistant turn cannot hold it here.
-		if p.Type != nous.PartText && p.Type != nous.PartThinking && !adapt.Foreign(&p, Provider) {
+		// An image or file a model made (another's, or one of OpenAI's own
+		// image generation calls): a Chat assistant turn cannot hold it.
+		if made, _ := p.Options[optProvider].(string); p.Type != nous.PartText && p.Type != nous.PartThinking && made == "" {
 			return msg, false, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}

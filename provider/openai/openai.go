@@ -30,9 +30,10 @@
 //     (base64 data as a data URL); files are file parts with their data; a
 //     file URL has no place in Chat, and a Chat tool result is text only:
 //     those are errors wrapping [ErrUnsupported]. An assistant turn takes
-//     text only: an image or file another provider's model made
-//     (Options["provider"] names it) is dropped from it, and any other is an
-//     error wrapping [ErrUnsupported].
+//     text only, but for the images of the Responses API's own image
+//     generation calls, which go back as those items: an image or file
+//     another model made (Options["provider"] names it) is dropped from it,
+//     and any other is an error wrapping [ErrUnsupported].
 //   - System: the context's SystemPrompt is the first system message,
 //     unless the view starts with a system message that begins with it (a
 //     runtime put it there; the overlay may follow it); the view's system
@@ -47,8 +48,8 @@
 //     providers is dropped.
 //
 // [ChatMessage] and [ResponseMessage] keep what the API answered: text, tool
-// calls with their argument bytes, and (Responses) reasoning items and the
-// IDs of output items, so that a response brought in and sent back gives the
+// calls with their argument bytes, and (Responses) reasoning items, the
+// images of image generation calls, and the IDs of output items, so that a response brought in and sent back gives the
 // API the same items. Usage counts every prompt token in InputTokens (cached
 // ones too) and reasoning in OutputTokens.
 package openai

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -287,5 +288,51 @@ func TestForeignImageDropped(t *testing.T) {
 	}
 	if err := nousopenai.FillResponses(&responses.ResponseNewParams{}, c); !errors.Is(err, nousopenai.ErrUnsupported) {
 		t.Errorf("FillResponses: %v, want ErrUnsupported", err)
+	}
+}
+
+// An image the Responses API made is an image part of the message (readable
+// by any runtime), and goes back as its image_generation_call item, after
+// the reasoning that preceded it and before the text that followed; Chat,
+// whose assistant turns hold text only, drops it.
+func TestResponsesImageGeneration(t *testing.T) {
+	const body = `{"id":"resp_3","object":"response","created_at":1,"model":"gpt-test","status":"completed","output":[
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"webp","revised_prompt":"an orange cat","size":"1024x1024"},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Here it is.","annotations":[]}]}],
+	"usage":{"input_tokens":20,"output_tokens":1000,"total_tokens":1020}}`
+	var resp responses.Response
+	must(t, json.Unmarshal([]byte(body), &resp))
+	m, _ := nousopenai.ResponseMessage(&resp)
+	var image *nous.ContentPart
+	for i := range m.Parts {
+		if m.Parts[i].Type == nous.PartImage {
+			image = &m.Parts[i]
+		}
+	}
+	if image == nil || image.Content != "UklGRg==" || image.Options["media_type"] != "image/webp" {
+		t.Fatalf("the image is not a part of the message: %+v", m.Parts)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), m, msg(nous.UserMessage("Make it orange."))))
+	c = adapttest.RoundTrip(t, c)
+	sent := sendResponses(t, c)
+	var got struct {
+		Input []map[string]any `json:"input"`
+	}
+	must(t, json.Unmarshal(sent, &got))
+	var types []string
+	for _, it := range got.Input {
+		types = append(types, fmt.Sprint(it["type"], ":", it["id"]))
+	}
+	if want := "<nil>:<nil> reasoning:rs_1 image_generation_call:ig_1 message:msg_1 <nil>:<nil>"; strings.Join(types, " ") != want {
+		t.Errorf("items %v, want %s", types, want)
+	}
+	if ig := got.Input[2]; ig["result"] != "UklGRg==" || ig["status"] != "completed" {
+		t.Errorf("the image went back as %v", ig)
+	}
+	golden(t, "responses_image", sent)
+	if chat := sendChat(t, c); bytes.Contains(chat, []byte("UklGRg")) || !bytes.Contains(chat, []byte("Here it is.")) {
+		t.Errorf("chat: %s", chat)
 	}
 }

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -116,7 +117,13 @@ func responseUser(m *nous.Message) ([]responses.ResponseInputItemUnionParam, err
 func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	reasoning := map[string][]responses.ResponseInputItemUnionParam{} // by the item they precede
 	var marked []nous.ContentPart                                     // text parts with their item's ID
+	var images []responses.ResponseInputItemUnionParam                // image_generation_call items
 	for k, p := range m.Parts {
+		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartImage && p.Options[optProvider] == Provider && id != "" {
+			images = append(images, responses.ResponseInputItemUnionParam{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{
+				ID: id, Result: openai.String(p.Content), Status: "completed"}})
+			continue
+		}
 		switch p.Type {
 		case nous.PartText:
 			if id, _ := p.Options[metaItemID].(string); id != "" {
@@ -136,6 +143,10 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		}
 	}
 	var items []responses.ResponseInputItemUnionParam
+	for _, it := range images {
+		items = append(items, reasoning[it.OfImageGenerationCall.ID]...)
+		items = append(items, it)
+	}
 	for _, p := range marked {
 		id := p.Options[metaItemID].(string)
 		items = append(items, reasoning[id]...)
@@ -255,14 +266,16 @@ func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCal
 // argument bytes and item IDs, and its reasoning items as thinking parts
 // marked as OpenAI's, with their ID, encrypted content, summary parts and
 // the item that followed them, so that [FillResponses] sends them back in
-// their place. Other output items are not kept.
+// their place; the images its image_generation_call items made as image
+// parts marked as OpenAI's, with their item IDs. Other output items (the
+// calls of hosted tools) are not kept.
 func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 	m := nous.AssistantMessage("")
 	if resp == nil {
 		return m, nous.Usage{}
 	}
 	var texts []nous.ContentPart // one per message item, marked with its ID
-	var thinking []nous.ContentPart
+	var thinking, images []nous.ContentPart
 	for k, item := range resp.Output {
 		switch item.Type {
 		case "message":
@@ -289,20 +302,35 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 				Metadata: map[string]any{metaItemID: item.ID}})
 		case "reasoning":
 			thinking = append(thinking, reasoningPart(resp.Output, k))
+		case "image_generation_call":
+			if item.Result != "" {
+				images = append(images, imagePart(&item))
+			}
 		}
 	}
-	if len(texts) == 1 && len(thinking) == 0 {
+	if len(texts) == 1 && len(thinking) == 0 && len(images) == 0 {
 		m.Content = texts[0].Content
 		if m.Metadata == nil {
 			m.Metadata = map[string]any{}
 		}
 		m.Metadata[metaItemID] = texts[0].Options[metaItemID]
 	} else {
-		m.Parts = append(thinking, texts...)
+		m.Parts = slices.Concat(thinking, images, texts)
 	}
 	u := ResponseUsage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u
+}
+
+// imagePart returns the image part of an image_generation_call item: its
+// base64 result, media type and item ID.
+func imagePart(item *responses.ResponseOutputItemUnion) nous.ContentPart {
+	format := item.OutputFormat
+	if format == "" {
+		format = "png"
+	}
+	return nous.ContentPart{Type: nous.PartImage, Content: item.Result,
+		Options: map[string]any{optProvider: Provider, "media_type": "image/" + format, metaItemID: item.ID}}
 }
 
 // reasoningPart returns the thinking part of the reasoning item output[k]:
@@ -330,6 +358,8 @@ func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.Conte
 			p.Options[optFollowedBy] = next.ID
 		case "function_call":
 			p.Options[optFollowedBy] = next.CallID
+		case "image_generation_call":
+			p.Options[optFollowedBy] = next.ID
 		}
 		break
 	}
