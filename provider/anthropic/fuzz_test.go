@@ -1,0 +1,103 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/nous-go/nous"
+	nousanthropic "github.com/nous-go/nous/provider/anthropic"
+)
+
+// FuzzResponse: any response body the SDK decodes becomes a message without
+// a panic, and a context holding it (its calls answered) either fills a
+// request or gives an *Error; a message made from a response that Fill
+// accepts gives the same request after a JSON round trip of the context.
+func FuzzResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"}],"usage":{}}`,
+		`{"content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}]}`,
+		`{"content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}]}`,
+		`{"content":[{"type":"text","text":"x","citations":[{"type":"char_location","cited_text":"c","document_index":0,"start_char_index":0,"end_char_index":1}]}]}`,
+		`{"content":[{"type":"future","x":[1,2,{"y":null}]},{"type":"redacted_thinking","data":"d"}]}`,
+		`{"content":[{"type":"tool_use","id":"a b","name":"f","input":"not an object"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var resp anthropic.Message
+		if !utf8.Valid(body) || json.Unmarshal(body, &resp) != nil {
+			return // the API sends UTF-8; a context keeps text as UTF-8
+		}
+		m, _ := nousanthropic.Message(&resp)
+		c := nous.NewContext()
+		if c.AddMessage(nous.UserMessage("q")) != nil || c.AddMessage(m) != nil {
+			return
+		}
+		for _, tc := range m.ToolCalls {
+			if c.AddMessage(nous.ToolMessage(tc.ID, tc.Name, "ok")) != nil {
+				return
+			}
+		}
+		var params anthropic.MessageNewParams
+		err := nousanthropic.Fill(&params, c)
+		var e *nousanthropic.Error
+		if err != nil {
+			if !errors.As(err, &e) {
+				t.Fatalf("Fill: %v, not an *Error", err)
+			}
+			return
+		}
+		first, err := json.Marshal(params)
+		if err != nil {
+			t.Fatalf("the request does not encode: %v", err)
+		}
+		data, err := c.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := nous.Deserialize(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again anthropic.MessageNewParams
+		if err := nousanthropic.Fill(&again, back); err != nil {
+			t.Fatalf("Fill after a round trip: %v", err)
+		}
+		second, _ := json.Marshal(again)
+		if string(first) != string(second) {
+			t.Fatalf("the request changed in a round trip:\n%s\n%s", first, second)
+		}
+	})
+}
+
+// FuzzKept: whatever a message's kept blocks and citations hold, Fill gives
+// a request or an *Error wrapping ErrUnsupported, never a panic.
+func FuzzKept(f *testing.F) {
+	f.Add(`{"type":"server_tool_use","id":"s","name":"n","input":{}}`, `[{"type":"char_location"}]`, "block:0")
+	f.Add(`{"type":`, `[`, "block:7")
+	f.Add(`null`, `null`, "block:-1")
+	f.Fuzz(func(t *testing.T, block, citations, entry string) {
+		m := nous.AssistantMessage("")
+		m.Parts = []nous.ContentPart{{Type: nous.PartText, Content: "cited", Options: map[string]any{"provider": "anthropic", "citations": citations}}}
+		m.Metadata = map[string]any{"anthropic_block_order": []any{"text", entry}, "anthropic_blocks": []any{block}}
+		c := nous.NewContext()
+		if c.AddMessage(nous.UserMessage("q")) != nil || c.AddMessage(m) != nil {
+			return
+		}
+		var params anthropic.MessageNewParams
+		if err := nousanthropic.Fill(&params, c); err != nil {
+			var e *nousanthropic.Error
+			if !errors.As(err, &e) || !errors.Is(err, nousanthropic.ErrUnsupported) {
+				t.Fatalf("Fill: %v", err)
+			}
+			return
+		}
+		if _, err := json.Marshal(params); err != nil {
+			t.Fatalf("Fill accepted what does not encode: %v", err)
+		}
+	})
+}
