@@ -74,14 +74,20 @@ func SystemOnlyText(m *nous.Message, unsupported error) error {
 	return nil
 }
 
-// PromptInView reports whether c's view starts with a system message that
-// begins with its SystemPrompt (a runtime put it there; the overlay may
-// follow it): then the prompt is not sent apart.
-func PromptInView(c *nous.Context) bool {
-	for _, m := range c.All() {
-		return m.Role == nous.RoleSystem && len(m.Parts) == 0 && strings.HasPrefix(m.Content, c.SystemPrompt)
+// Prompt returns c's SystemPrompt, to send apart from the view: "" when it
+// is blank, or when the view starts with a system message whose first text
+// begins with it (a runtime put it there; the overlay may follow it).
+func Prompt(c *nous.Context) string {
+	if Blank(c.SystemPrompt) {
+		return ""
 	}
-	return false
+	for _, m := range c.All() {
+		if t := Texts(&m); m.Role == nous.RoleSystem && len(t) > 0 && strings.HasPrefix(t[0], c.SystemPrompt) {
+			return ""
+		}
+		break
+	}
+	return c.SystemPrompt
 }
 
 // Texts returns the texts of m, its Content then its text parts, each that

@@ -32,8 +32,9 @@
 //     dropped from an assistant message, which has no media block.
 //   - System: the system blocks are the context's SystemPrompt, then the
 //     view's leading system messages (the overlay is there); the prompt is
-//     not sent apart when the view starts with a system message that begins
-//     with it (a runtime put it there; the overlay may follow it). A system
+//     not sent apart when it is blank, or when the view starts with a system
+//     message whose first text begins with it (a runtime put it there; the
+//     overlay may follow it). A system
 //     message later in the view is a system message in its place among the
 //     messages, as the API takes it there.
 //   - Calls: tool_use IDs must be unique in a request and made of letters,

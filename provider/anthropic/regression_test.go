@@ -142,3 +142,19 @@ func TestDuplicateToolUseIDAcrossTurns(t *testing.T) {
 		t.Errorf("two tool_use blocks with id call_0 in one request, no error")
 	}
 }
+
+// A whitespace-only system prompt is not sent (the API refuses a blank text
+// block), and one the leading system message holds as a text part goes
+// once.
+func TestSystemPromptBlankOrInPart(t *testing.T) {
+	c := nous.NewContext(nous.WithSystemPrompt(" \n"))
+	must(t, c.AddMessage(msg(nous.UserMessage("q"))))
+	if s := sentOf(t, send(t, c)); len(s.System) != 0 {
+		t.Errorf("a blank system prompt was sent: %v", s.System)
+	}
+	c = nous.NewContext(nous.WithSystemPrompt("You are terse."))
+	must(t, c.AddMessages(msg(nous.Message{Role: nous.RoleSystem, Parts: []nous.ContentPart{nous.TextPart("You are terse.")}}), msg(nous.UserMessage("q"))))
+	if s := sentOf(t, send(t, c)); len(s.System) != 1 {
+		t.Errorf("system blocks %v, want the prompt once", s.System)
+	}
+}

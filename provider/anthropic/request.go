@@ -22,8 +22,8 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		return err
 	}
 	var b builder
-	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
-		b.system = append(b.system, anthropic.TextBlockParam{Text: c.SystemPrompt})
+	if prompt := adapt.Prompt(c); prompt != "" {
+		b.system = append(b.system, anthropic.TextBlockParam{Text: prompt})
 	}
 	leading := true
 	seen := map[string]bool{} // the tool_use IDs so far
