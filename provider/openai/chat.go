@@ -19,8 +19,8 @@ func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
 		return err
 	}
 	var out []openai.ChatCompletionMessageParamUnion
-	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
-		out = append(out, openai.SystemMessage(c.SystemPrompt))
+	if prompt := adapt.Prompt(c); prompt != "" {
+		out = append(out, openai.SystemMessage(prompt))
 	}
 	for i, m := range c.All() {
 		msg, ok, err := chatMessage(&m)
@@ -166,11 +166,15 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 // text, with Metadata["refusal"] true, when it refused), its function calls
 // as tool calls with their argument bytes, Metadata["finish_reason"] and
 // ["model"]. A response without a choice is an error wrapping
-// [ErrNoChoice]; one with a tool call that is not a function call (a
-// custom tool's), one wrapping [ErrUnsupported], with the usage.
+// [ErrNoChoice], returned with the response's usage, which is billed all
+// the same; one with a tool call that is not a function call (a custom
+// tool's), one wrapping [ErrUnsupported], with the usage.
 func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) {
-	if resp == nil || len(resp.Choices) == 0 {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: %w", ErrNoChoice)
+	if resp == nil {
+		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: a nil response: %w", ErrNoChoice)
+	}
+	if len(resp.Choices) == 0 {
+		return nous.Message{}, ChatUsage(resp.Usage), fmt.Errorf("openai: %w", ErrNoChoice)
 	}
 	choice := resp.Choices[0]
 	m := nous.AssistantMessage(choice.Message.Content)

@@ -35,17 +35,21 @@
 //     another model made (Options["provider"] names it) is dropped from it,
 //     and any other is an error wrapping [ErrUnsupported].
 //   - System: the context's SystemPrompt is the first system message,
-//     unless the view starts with a system message that begins with it (a
-//     runtime put it there; the overlay may follow it); the view's system
+//     unless it is blank, or the view starts with a system message whose
+//     first text begins with it (a runtime put it there; the overlay may
+//     follow it); the view's system
 //     messages, the overlay among them, go where they are.
 //   - Reasoning: Chat Completions takes no reasoning back: thinking parts
 //     and ReasoningContent are not sent. In Responses, a reasoning item
 //     [ResponseMessage] brought in (a thinking part with Options["provider"]
 //     "openai", its item ID and encrypted content) goes back directly
-//     before the item that followed it in the response, the message or the
-//     function call it names; one whose follower is no longer in the
-//     message is dropped, as the API refuses it alone; thinking from other
-//     providers is dropped.
+//     before the first of the items that followed it in the response (up to
+//     the next reasoning item) that is still in the message, as the API
+//     wants every such item sent with its ID to come with it; one none of
+//     whose items is left (or whose follower was an item a message does not
+//     keep) is dropped, as the API refuses it alone; thinking from other
+//     providers is dropped. A message item's refusal and content parts go
+//     back as they came while its text is unchanged.
 //
 // [ChatMessage] and [ResponseMessage] keep what the API answered: text, tool
 // calls with their argument bytes, and (Responses) reasoning items, the
@@ -85,8 +89,10 @@ const (
 	optItemID     = "id"                // the reasoning item's ID
 	optEncrypted  = "encrypted_content" // its encrypted content
 	optFollowedBy = "followed_by"       // what came after it: a call ID, a message item ID, or "message"
+	optGroup      = "followed_by_all"   // every item that came after it, up to the next reasoning item
 	optSummary    = "summary"           // the texts of its summary parts
 	metaItemID    = "openai_item_id"    // on a message, a text part or a tool call: its output item's ID
+	metaContent   = "openai_content"    // on a message or a text part: its item's content parts, when not one output_text
 )
 
 // dataURL returns the data URL of an image or file part: its Content when

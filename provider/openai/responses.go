@@ -22,8 +22,8 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 		return err
 	}
 	var items responses.ResponseInputParam
-	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
-		items = append(items, responses.ResponseInputItemParamOfMessage(c.SystemPrompt, responses.EasyInputMessageRoleSystem))
+	if prompt := adapt.Prompt(c); prompt != "" {
+		items = append(items, responses.ResponseInputItemParamOfMessage(prompt, responses.EasyInputMessageRoleSystem))
 	}
 	for i, m := range c.All() {
 		its, err := responseItems(&m)
@@ -112,12 +112,16 @@ func responseUser(m *nous.Message) ([]responses.ResponseInputItemUnionParam, err
 
 // responseAssistant returns the items of an assistant message: its text as
 // message items (one per text part an output item ID marks, one for the
-// rest), then its tool calls as function_call items, each preceded by the
-// reasoning items that preceded it in the response.
+// rest), then its tool calls as function_call items. A reasoning item goes
+// directly before the first of the items that followed it in the response
+// (up to the next reasoning item) that is still in the message, for the
+// API refuses such an item, sent with its ID, without the reasoning it came
+// after; a reasoning item none of whose items is left is dropped, as the
+// API refuses it alone.
 func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
-	reasoning := map[string][]responses.ResponseInputItemUnionParam{} // by the item they precede
-	var marked []nous.ContentPart                                     // text parts with their item's ID
-	var images []responses.ResponseInputItemUnionParam                // image_generation_call items
+	var reasoning []reasoningOf
+	var marked []nous.ContentPart                      // text parts with their item's ID
+	var images []responses.ResponseInputItemUnionParam // image_generation_call items
 	for k, p := range m.Parts {
 		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartImage && p.Options[optProvider] == Provider && id != "" {
 			images = append(images, responses.ResponseInputItemUnionParam{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{
@@ -133,8 +137,7 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 			if p.Options[optProvider] != Provider {
 				continue // another provider's, which the API cannot take
 			}
-			follower, _ := p.Options[optFollowedBy].(string)
-			reasoning[follower] = append(reasoning[follower], reasoningItem(&p))
+			reasoning = append(reasoning, reasoningOf{item: reasoningItem(&p), group: group(&p)})
 		default:
 			if adapt.Foreign(&p, Provider) {
 				continue // another model's image or file, which an assistant turn cannot hold here
@@ -143,14 +146,24 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		}
 	}
 	var items []responses.ResponseInputItemUnionParam
+	before := func(key string) { // the reasoning an item came after, not sent yet
+		for i := range reasoning {
+			if r := &reasoning[i]; !r.sent && slices.Contains(r.group, key) {
+				items, r.sent = append(items, r.item), true
+			}
+		}
+	}
 	for _, it := range images {
-		items = append(items, reasoning[it.OfImageGenerationCall.ID]...)
+		before(it.OfImageGenerationCall.ID)
 		items = append(items, it)
 	}
 	for _, p := range marked {
+		if adapt.Blank(p.Content) {
+			continue
+		}
 		id := p.Options[metaItemID].(string)
-		items = append(items, reasoning[id]...)
-		items = append(items, outputMessage(id, p.Content))
+		before(id)
+		items = append(items, outputMessage(id, p.Content, p.Options[metaContent]))
 	}
 	var rest []string // the text no item ID marks
 	if !adapt.Blank(m.Content) {
@@ -162,11 +175,11 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		}
 	}
 	if len(rest) > 0 {
-		items = append(items, reasoning["message"]...)
+		before("message")
 		text := strings.Join(rest, "")
 		if id, _ := m.Metadata[metaItemID].(string); id != "" {
-			items = append(items, reasoning[id]...)
-			items = append(items, outputMessage(id, text))
+			before(id)
+			items = append(items, outputMessage(id, text, m.Metadata[metaContent]))
 		} else {
 			items = append(items, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleAssistant))
 		}
@@ -176,7 +189,7 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		if err != nil {
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
-		items = append(items, reasoning[tc.ID]...)
+		before(tc.ID)
 		call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
 		if id, _ := tc.Metadata[metaItemID].(string); id != "" {
 			call.ID = openai.String(id)
@@ -184,6 +197,33 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &call})
 	}
 	return items, nil
+}
+
+// reasoningOf is a reasoning item to send, the keys of the items that
+// followed it, and whether it was sent.
+type reasoningOf struct {
+	item  responses.ResponseInputItemUnionParam
+	group []string
+	sent  bool
+}
+
+// group returns the keys of the items that followed a reasoning item, as
+// [ResponseMessage] recorded them: Options["followed_by_all"], or the one
+// of Options["followed_by"].
+func group(p *nous.ContentPart) []string {
+	var keys []string
+	if all, ok := p.Options[optGroup].([]any); ok {
+		for _, k := range all {
+			if s, ok := k.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+		return keys
+	}
+	if f, _ := p.Options[optFollowedBy].(string); f != "" {
+		keys = append(keys, f)
+	}
+	return keys
 }
 
 // reasoningItem returns the reasoning item a thinking part from OpenAI
@@ -206,13 +246,31 @@ func reasoningItem(p *nous.ContentPart) responses.ResponseInputItemUnionParam {
 	return responses.ResponseInputItemUnionParam{OfReasoning: &r}
 }
 
-// outputMessage returns an output message item of the model's, with its ID.
-func outputMessage(id, text string) responses.ResponseInputItemUnionParam {
+// outputMessage returns an output message item of the model's, with its
+// ID: its content parts as [ResponseMessage] recorded them (refusals among
+// them) when they still make up text, or text as one output_text part.
+func outputMessage(id, text string, recorded any) responses.ResponseInputItemUnionParam {
+	var content []responses.ResponseOutputMessageContentUnionParam
+	var joined strings.Builder
+	list, _ := recorded.([]any)
+	for _, r := range list {
+		part, _ := r.(map[string]any)
+		t, _ := part["text"].(string)
+		joined.WriteString(t)
+		switch part["type"] {
+		case "refusal":
+			content = append(content, responses.ResponseOutputMessageContentUnionParam{OfRefusal: &responses.ResponseOutputRefusalParam{Refusal: t}})
+		default:
+			content = append(content, responses.ResponseOutputMessageContentUnionParam{OfOutputText: &responses.ResponseOutputTextParam{
+				Text: t, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}})
+		}
+	}
+	if len(content) == 0 || joined.String() != text {
+		content = []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
+			Text: text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}}
+	}
 	return responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
-		ID: id, Status: responses.ResponseOutputMessageStatusCompleted,
-		Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
-			Text: text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}},
-	}}
+		ID: id, Status: responses.ResponseOutputMessageStatusCompleted, Content: content}}
 }
 
 // responseToolOutput returns the output of a function_call_output item: the
@@ -250,6 +308,16 @@ func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCal
 				}
 			}
 			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(url)}})
+		case nous.PartFile:
+			data, err := dataURL(&p)
+			if err != nil {
+				return out, fmt.Errorf("part %d: %w", k, err)
+			}
+			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{
+				FileData: openai.String(data), Filename: openai.String(filename(&p))}})
+		case nous.PartFileURL:
+			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{
+				FileURL: openai.String(p.Content)}})
 		default:
 			return out, fmt.Errorf("part %d: a %s part in a tool result: %w", k, p.Type, ErrUnsupported)
 		}
@@ -280,19 +348,26 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 		switch item.Type {
 		case "message":
 			var text strings.Builder
+			var content []any // its parts, each {"type", "text"}
 			for _, c := range item.Content {
 				switch c.Type {
 				case "output_text":
 					text.WriteString(c.Text)
+					content = append(content, map[string]any{"type": c.Type, "text": c.Text})
 				case "refusal":
 					text.WriteString(c.Refusal)
+					content = append(content, map[string]any{"type": c.Type, "text": c.Refusal})
 					if m.Metadata == nil {
 						m.Metadata = map[string]any{}
 					}
 					m.Metadata["refusal"] = true
 				}
 			}
-			texts = append(texts, nous.ContentPart{Type: nous.PartText, Content: text.String(), Options: map[string]any{metaItemID: item.ID}})
+			p := nous.ContentPart{Type: nous.PartText, Content: text.String(), Options: map[string]any{metaItemID: item.ID}}
+			if len(content) > 1 || len(content) == 1 && item.Content[0].Type != "output_text" {
+				p.Options[metaContent] = content
+			}
+			texts = append(texts, p)
 		case "function_call":
 			args := json.RawMessage(item.Arguments.OfString)
 			if len(args) == 0 {
@@ -314,6 +389,9 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 			m.Metadata = map[string]any{}
 		}
 		m.Metadata[metaItemID] = texts[0].Options[metaItemID]
+		if content, ok := texts[0].Options[metaContent]; ok {
+			m.Metadata[metaContent] = content
+		}
 	} else {
 		m.Parts = slices.Concat(thinking, images, texts)
 	}
@@ -335,8 +413,10 @@ func imagePart(item *responses.ResponseOutputItemUnion) nous.ContentPart {
 
 // reasoningPart returns the thinking part of the reasoning item output[k]:
 // its summary (the parts' texts in Options, joined as Content, for
-// reading), ID, encrypted content, and the item that followed it, past any
-// other reasoning item: a function call's ID or a message item's.
+// reading), ID, encrypted content, and the items that followed it, past any
+// other reasoning item right after it and up to the next one: function
+// calls' IDs, message and image items' IDs. When the item that followed it
+// is one a message does not keep, it has none: it cannot go back.
 func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.ContentPart {
 	item := output[k]
 	var summary []any
@@ -349,19 +429,27 @@ func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.Conte
 	if item.EncryptedContent != "" {
 		p.Options[optEncrypted] = item.EncryptedContent
 	}
-	for _, next := range output[k+1:] {
+	var keys []any // the items up to the next reasoning item, past those right after it
+	for i, next := range output[k+1:] {
 		if next.Type == "reasoning" {
+			if i > 0 && output[k+i].Type != "reasoning" {
+				break
+			}
 			continue
 		}
 		switch next.Type {
-		case "message":
-			p.Options[optFollowedBy] = next.ID
+		case "message", "image_generation_call":
+			keys = append(keys, next.ID)
 		case "function_call":
-			p.Options[optFollowedBy] = next.CallID
-		case "image_generation_call":
-			p.Options[optFollowedBy] = next.ID
+			keys = append(keys, next.CallID)
+		default:
+			if len(keys) == 0 {
+				return p // its follower is an item a message does not keep: it cannot go back
+			}
 		}
-		break
+	}
+	if len(keys) > 0 {
+		p.Options[optFollowedBy], p.Options[optGroup] = keys[0], keys
 	}
 	return p
 }
