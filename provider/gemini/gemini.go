@@ -18,7 +18,7 @@
 //     tool message per call, before anything else (the view's
 //     [nous.Context.CheckToolPairing]; an error wrapping [nous.ErrUnpaired]).
 //     They go back in one user content, one functionResponse part per call,
-//     each with the call's ID and name (the call's, which the API matches,
+//     in the order of the calls, each with the call's ID and name (the call's, which the API matches,
 //     whatever the tool message says). A model turn with function calls
 //     must follow a user turn: one that comes first is an error wrapping
 //     [ErrUnsupported]. Consecutive messages of one role are one
@@ -33,9 +33,12 @@
 //     {"output": text}, or {"error": text} for an error result. Images and
 //     files are inline data (base64, with Options["media_type"]) or file
 //     data (a URL, with Options["media_type"], which the API needs: without
-//     it, an error wrapping [ErrUnsupported]).
+//     it, an error wrapping [ErrUnsupported]); a tool result's images and
+//     files are its function response's parts (multimodal function
+//     responses, which Gemini 3 models take).
 //   - System: the system instruction is the context's SystemPrompt (unless
-//     the view starts with a system message that begins with it) and the
+//     it is blank, or the view starts with a system message whose first
+//     text begins with it) and the
 //     view's leading system messages, the overlay among them; a system
 //     message later in the view, which contents have no role for, is user
 //     text; a system message with other parts than text is an error

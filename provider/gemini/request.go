@@ -25,11 +25,12 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 		return nil, err
 	}
 	var system []*genai.Part
-	if c.SystemPrompt != "" && !adapt.PromptInView(c) {
-		system = append(system, &genai.Part{Text: c.SystemPrompt})
+	if prompt := adapt.Prompt(c); prompt != "" {
+		system = append(system, &genai.Part{Text: prompt})
 	}
 	var b builder
 	names := map[string]string{} // the name of each call, by ID
+	order := map[string]int{}    // the place of each call in the view
 	leading := true
 	for i, m := range c.All() {
 		var err error
@@ -50,14 +51,19 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 		case nous.RoleAssistant:
 			var parts []*genai.Part
 			parts, err = modelParts(&m, names)
+			for _, tc := range m.ToolCalls {
+				order[tc.ID] = len(order)
+			}
 			if err == nil && len(m.ToolCalls) > 0 && !b.hasUser() {
 				err = adapt.CallError{ID: m.ToolCalls[0].ID, Err: fmt.Errorf("a function call turn before any user turn: %w", ErrUnsupported)}
 			}
 			b.add(genai.RoleModel, parts...)
 		case nous.RoleTool:
 			var part *genai.Part
-			part, err = functionResponse(&m, names)
-			b.add(genai.RoleUser, part)
+			if part, err = functionResponse(&m, names); err == nil {
+				b.add(genai.RoleUser, part)
+				b.inCallOrder(order)
+			}
 		default:
 			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 		}
@@ -102,6 +108,20 @@ func (b *builder) add(role string, parts ...*genai.Part) {
 		return
 	}
 	b.contents = append(b.contents, &genai.Content{Role: role, Parts: parts})
+}
+
+// inCallOrder moves the functionResponse part just added before those of
+// later calls: the API matches responses to calls by their order too (the
+// IDs of calls it gave none are this package's).
+func (b *builder) inCallOrder(order map[string]int) {
+	parts := b.contents[len(b.contents)-1].Parts
+	for i := len(parts) - 1; i > 0; i-- {
+		prev, cur := parts[i-1].FunctionResponse, parts[i].FunctionResponse
+		if prev == nil || order[prev.ID] <= order[cur.ID] {
+			break
+		}
+		parts[i-1], parts[i] = parts[i], parts[i-1]
+	}
 }
 
 // textParts returns the text parts of m, its Content then its text parts,
@@ -295,14 +315,25 @@ func keptPart(kept []any, k string) (*genai.Part, error) {
 
 // functionResponse returns the functionResponse part of a tool message:
 // its text when that is a JSON object, {"output": text} otherwise, or
-// {"error": text} for an error result; named after its call.
+// {"error": text} for an error result; named after its call; its images and
+// files as the response's parts.
 func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, error) {
 	text := m.Content
+	var media []*genai.FunctionResponsePart
 	for k, p := range m.Parts {
-		if p.Type != nous.PartText {
-			return nil, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result: %w", k, p.Type, ErrUnsupported)}
+		if p.Type == nous.PartText {
+			text += p.Content
+			continue
 		}
-		text += p.Content
+		part, err := mediaPart(&p)
+		if err != nil {
+			return nil, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: %w", k, err)}
+		}
+		if part.InlineData != nil {
+			media = append(media, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: part.InlineData.MIMEType, Data: part.InlineData.Data}})
+		} else {
+			media = append(media, &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{FileURI: part.FileData.FileURI, MIMEType: part.FileData.MIMEType}})
+		}
 	}
 	var response map[string]any
 	key := "output"
@@ -322,5 +353,5 @@ func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, er
 	if name == "" {
 		name = m.Name
 	}
-	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: response}}, nil
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: response, Parts: media}}, nil
 }
