@@ -127,6 +127,16 @@ func TestCaseDeleteRecreateRace(t *testing.T) {
 	conn, err := pgx.Connect(bg, dsn)
 	must(t, err)
 	defer conn.Close(bg)
+	var exists bool
+	must(t, conn.QueryRow(bg, `SELECT EXISTS (SELECT 1 FROM nous_logs WHERE id = $1)`, id).Scan(&exists))
+	if !exists { // the time ran out between a Delete and its re-creation
+		var rows int64
+		must(t, conn.QueryRow(bg, `SELECT (SELECT count(*) FROM nous_events WHERE log_id = $1) + (SELECT count(*) FROM nous_tool_calls WHERE log_id = $1)`, id).Scan(&rows))
+		if rows != 0 {
+			t.Fatalf("a deleted log left %d rows", rows)
+		}
+		return
+	}
 	var head, events, maxSeq, tc, tcRows, maxIdx int64
 	must(t, conn.QueryRow(bg, `SELECT l.head, (SELECT count(*) FROM nous_events e WHERE e.log_id = l.id), (SELECT coalesce(max(seq),0) FROM nous_events e WHERE e.log_id = l.id),
 		l.tool_calls, (SELECT count(*) FROM nous_tool_calls c WHERE c.log_id = l.id), (SELECT coalesce(max(idx)+1,0) FROM nous_tool_calls c WHERE c.log_id = l.id) FROM nous_logs l`).Scan(&head, &events, &maxSeq, &tc, &tcRows, &maxIdx))

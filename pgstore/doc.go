@@ -6,8 +6,10 @@
 // A [*Store] implements [nous.Store] and [nous.Watcher]. [Open] connects
 // with a DSN and a pool of its own; [New] uses the caller's pool. Either
 // creates the schema when the database does not have it yet; several
-// processes may open at once. The tables live in the first schema of the
-// connection's search_path: to keep several stores apart in one database,
+// processes may open at once, whatever the database's default isolation
+// level. The tables live in the first schema of the connection's
+// search_path (the tables of a later schema in it are another store's):
+// to keep several stores apart in one database,
 // give each a schema of its own, e.g. with search_path=tenant_a in a URL
 // DSN (postgres://app@db/agents?search_path=tenant_a). Times are stored
 // as timestamptz, to the microsecond: a LogInfo's UpdatedAt reads back so;
@@ -41,7 +43,12 @@
 //
 // A save under an isolation level stricter than READ COMMITTED (a database
 // whose default is REPEATABLE READ, say) that a racing writer's commit
-// fails is an [nous.ErrConflict] too, as under READ COMMITTED. The state,
+// fails is an [nous.ErrConflict] too, as under READ COMMITTED. A
+// serialization failure with no writer of the log in the way (SERIALIZABLE
+// locks pages that other logs' rows share) is retried while the log is as
+// the save expects, and is an error that is not a conflict if it persists.
+// Reads check that the tool calls stored are as many as the log's row says:
+// a missing row is [nous.ErrCorrupt]. The state,
 // tool calls and events of a log are read in one statement, so a log whose
 // events read after a seq exceed 1 GB (PostgreSQL's limit of one value)
 // cannot be read from there: a Refresh, or a Watch, reads what is new.
@@ -58,5 +65,5 @@
 // after the last seq a watcher yielded, so nothing is missed or yielded
 // twice, and after the connection is lost and made again every watcher
 // reads again. A lost connection is retried; any other error ends the
-// watch.
+// watch (a pool given to [New] that its owner closed, too).
 package pgstore

@@ -97,35 +97,67 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		sql = appendFirst
 		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt)
 	}
-	var one int
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
+	for try := 0; ; try++ {
+		var one int
+		err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, pgx.ErrNoRows): // no row matched the guard
+			return s.refusal(ctx, &b, nil)
+		case !serialization(err):
+			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, s.failed(ctx, err))
+		}
+		// Under a stricter isolation level than READ COMMITTED, the server
+		// may refuse the statement though no writer of this log got in the
+		// way (its predicate locks cover pages other logs share): when the
+		// log is still as the batch expects, the statement runs again.
+		if rerr := s.refusal(ctx, &b, err); rerr != nil || try == serializationRetries {
+			if rerr == nil {
+				rerr = fmt.Errorf("pgstore: log %s: save after seq %d: the server refused it %d times: %w", id, b.After, try+1, err)
+			}
+			return rerr
+		}
+		select {
+		case <-time.After(time.Duration(try+1) * 5 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, ctxErr(ctx, err))
+		}
+	}
+}
+
+// serializationRetries is how many times Append runs its statement again
+// after a serialization failure while the log is as the batch expects.
+const serializationRetries = 8
+
+// serialization reports whether err is a serialization failure or a
+// deadlock the server broke: the statement did nothing, and may succeed
+// when run again.
+func serialization(err error) bool {
 	var pgErr *pgconn.PgError
-	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")) {
-		// No row matched the guard; or, under a stricter isolation level
-		// than READ COMMITTED, another writer's commit got in the way.
-		return s.refusal(ctx, &b)
-	}
-	if err != nil {
-		return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, ctxErr(ctx, err))
-	}
-	return nil
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
 
 // refusal returns the error of a batch whose guard matched no row: the
-// log is not there, or not as the saver saw it.
-func (s *Store) refusal(ctx context.Context, b *nous.Batch) error {
+// log is not there, or not as the saver saw it. After a serialization
+// failure (failure not nil), it returns nil when the log is still as the
+// batch expects: nothing refused the batch but the server's caution.
+func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error {
 	id := b.Info.ID
 	var head, revision int64
 	var calls int
 	var incarnation uuid.UUID
 	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation, tool_calls FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation, &calls)
+	expected := err == nil && head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation && calls >= b.ToolCallsAt
 	switch {
+	case failure != nil && (expected || errors.Is(err, pgx.ErrNoRows) && b.Info.Revision == 1):
+		return nil
 	case errors.Is(err, pgx.ErrNoRows) && b.Info.Revision > 1:
 		return fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	case errors.Is(err, pgx.ErrNoRows): // created and deleted again meanwhile
 		return fmt.Errorf("pgstore: log %s: another writer created it first: %w", id, nous.ErrConflict)
 	case err != nil:
-		return fmt.Errorf("pgstore: log %s: %w", id, ctxErr(ctx, err))
+		return fmt.Errorf("pgstore: log %s: %w", id, s.failed(ctx, err))
 	case b.Info.Revision == 1:
 		return fmt.Errorf("pgstore: log %s exists, with head %d: %w", id, head, nous.ErrConflict)
 	case head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation && calls < b.ToolCallsAt:
@@ -151,9 +183,10 @@ func nullable(id uuid.UUID) pgtype.UUID {
 
 // readLog reads a log's row, its tool calls from an index, and its events
 // after $2, in one statement and so one snapshot: the tool calls from $4
-// on, or from 0 when they were rewritten after revision $3.
-const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at, a.at,
-	ARRAY(SELECT t.body FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= a.at ORDER BY t.idx),
+// on, or from 0 when they were rewritten after revision $3, up to the
+// count the row says it has.
+const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at, a.at, l.tool_calls,
+	ARRAY(SELECT t.body FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= a.at AND t.idx < l.tool_calls ORDER BY t.idx),
 	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
 FROM nous_logs l, LATERAL (SELECT CASE WHEN l.calls_rewritten > $3 THEN 0 ELSE least(greatest($4::integer, 0), l.tool_calls) END AS at) a
 WHERE l.id = $1`
@@ -166,15 +199,19 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nou
 	st := nous.Stored{Info: nous.LogInfo{ID: id}}
 	var parent pgtype.UUID
 	var calls, events [][]byte
+	var count int
 	i := &st.Info
-	callsFrom := min(from.ToolCalls, math.MaxInt32)
+	callsFrom := max(min(from.ToolCalls, math.MaxInt32), 0) // as ToolCallsFrom reads it
 	err := s.pool.QueryRow(ctx, readLog, id, from.Seq, from.Revision, callsFrom).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
-		&st.State, &i.CreatedAt, &i.UpdatedAt, &st.ToolCallsAt, &calls, &events)
+		&st.State, &i.CreatedAt, &i.UpdatedAt, &st.ToolCallsAt, &count, &calls, &events)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}
 	if err != nil {
-		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, ctxErr(ctx, err))
+		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, s.failed(ctx, err))
+	}
+	if st.ToolCallsAt+len(calls) != count {
+		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %d tool calls from %d, of %d: %w", id, len(calls), st.ToolCallsAt, count, nous.ErrCorrupt)
 	}
 	if parent.Valid {
 		i.Parent = parent.Bytes
@@ -232,7 +269,7 @@ func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.Lo
 	rows, err := s.pool.Query(ctx, `SELECT id, parent, fork_seq, incarnation, head, revision, created_at, updated_at
 		FROM nous_logs WHERE id > $1 ORDER BY id LIMIT $2`, after, n)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: list: %w", ctxErr(ctx, err))
+		return nil, fmt.Errorf("pgstore: list: %w", s.failed(ctx, err))
 	}
 	page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (nous.LogInfo, error) {
 		var i nous.LogInfo
@@ -244,7 +281,7 @@ func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.Lo
 		return i, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: list: %w", ctxErr(ctx, err))
+		return nil, fmt.Errorf("pgstore: list: %w", s.failed(ctx, err))
 	}
 	return page, nil
 }
@@ -275,7 +312,7 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("pgstore: delete log %s: %w", id, ctxErr(ctx, err))
+		return fmt.Errorf("pgstore: delete log %s: %w", id, s.failed(ctx, err))
 	}
 	return nil
 }

@@ -40,6 +40,17 @@ func (s *Store) usable(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// failed returns the error of a call that failed with err: one wrapping
+// [ErrClosed] when the Store was closed meanwhile (the pool's closing
+// cancels what was in flight, which is not the caller's cancellation), or
+// err wrapping ctx's error when ctx is done.
+func (s *Store) failed(ctx context.Context, err error) error {
+	if s.closed.Load() && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w (%v)", ErrClosed, err)
+	}
+	return ctxErr(ctx, err)
+}
+
 // Open connects to the database dsn names (a URL or key=value DSN, as
 // pgxpool.ParseConfig reads it) with a pool of its own, which Close
 // closes, and creates the schema when it is absent.
@@ -60,6 +71,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // New returns a Store on the caller's pool, which Close leaves open, and
 // creates the schema when it is absent.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("pgstore: New with a nil pool")
+	}
 	if err := migrate(ctx, pool); err != nil {
 		return nil, err
 	}
@@ -117,9 +131,11 @@ CREATE TABLE IF NOT EXISTS nous_tool_calls (
 // so that processes opening at once do not race, and checks its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	// A schema already there is only read: a role without the right to
-	// create tables can open it.
+	// create tables can open it. The tables are those of the first schema
+	// of the search_path, as CREATE TABLE makes them, not of a later one
+	// (another store's).
 	var exists bool
-	if err := pool.QueryRow(ctx, `SELECT to_regclass('nous_schema') IS NOT NULL`).Scan(&exists); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT to_regclass(quote_ident(current_schema()) || '.nous_schema') IS NOT NULL`).Scan(&exists); err != nil {
 		return fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
 	}
 	if exists {
@@ -134,7 +150,9 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
 		}
 	}
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	// READ COMMITTED whatever the database's default: each statement after
+	// the lock sees what the opener that held it committed.
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('nous-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
 			return err
 		}

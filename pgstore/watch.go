@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/nous-go/nous"
 )
@@ -94,7 +95,8 @@ func transient(err error) bool {
 	if errors.As(err, &pgErr) {
 		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
 	}
-	return !errors.Is(err, nous.ErrNotFound) && !errors.Is(err, nous.ErrCorrupt) && !errors.Is(err, ErrClosed)
+	return !errors.Is(err, nous.ErrNotFound) && !errors.Is(err, nous.ErrCorrupt) && !errors.Is(err, ErrClosed) &&
+		!errors.Is(err, puddle.ErrClosedPool) // the caller closed the pool it gave New
 }
 
 // eventsAfter returns the stored events of log id after seq after, and
@@ -110,7 +112,7 @@ func (s *Store) eventsAfter(ctx context.Context, id uuid.UUID, after int64) ([]n
 		return nil, uuid.Nil, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}
 	if err != nil {
-		return nil, uuid.Nil, err
+		return nil, uuid.Nil, s.failed(ctx, err)
 	}
 	if want := max(head-after, 0); int64(len(bodies)) != want {
 		return nil, uuid.Nil, fmt.Errorf("pgstore: log %s: %d events after seq %d, head %d: %w", id, len(bodies), after, head, nous.ErrCorrupt)
@@ -179,6 +181,10 @@ func (h *hub) listen(ctx context.Context, s *Store, done chan struct{}) {
 			}
 		}
 		conn, err := s.pool.Acquire(ctx)
+		if errors.Is(err, puddle.ErrClosedPool) {
+			h.wake(uuid.Nil, true) // the watchers read, and end with the error
+			return
+		}
 		if err != nil {
 			continue
 		}
