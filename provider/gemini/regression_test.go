@@ -134,3 +134,13 @@ func TestBlockedPromptUsageLost(t *testing.T) {
 		t.Errorf("usage of a blocked response lost: %+v (%v)", u, err)
 	}
 }
+
+// An empty part (no text, no signature, nothing else) is no part of the
+// message.
+func TestEmptyPartSkipped(t *testing.T) {
+	m, _, err := nousgemini.Message(decodeResp(t, `{"candidates":[{"content":{"role":"model","parts":[{},{"text":"Hi."},{"text":""}]},"finishReason":"STOP"}]}`))
+	must(t, err)
+	if m.Content != "Hi." || len(m.Parts) != 0 || m.Metadata["gemini_part_order"] != nil {
+		t.Errorf("message %+v", m)
+	}
+}

@@ -47,6 +47,22 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 			sig = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
 		}
 		switch kind := kindOf(p); kind {
+		case kindText:
+			if p.Text == "" && sig == "" {
+				continue // nothing: an empty text part may only carry the turn's signature
+			}
+			fallthrough
+		case kindThought, kindMedia:
+			part := contentPart(p)
+			if sig != "" {
+				if part.Options == nil {
+					part.Options = map[string]any{}
+				}
+				part.Options[optSignature] = sig
+			}
+			plain = plain && kind == kindText && sig == ""
+			parts = append(parts, part)
+			order = append(order, kind)
 		case kindCall:
 			args, err := json.Marshal(p.FunctionCall.Args)
 			if err != nil {
@@ -65,17 +81,6 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 			}
 			m.ToolCalls = append(m.ToolCalls, tc)
 			order = append(order, kindCall+":"+id)
-		case kindThought, kindText, kindMedia:
-			part := contentPart(p)
-			if sig != "" {
-				if part.Options == nil {
-					part.Options = map[string]any{}
-				}
-				part.Options[optSignature] = sig
-			}
-			plain = plain && kind == kindText && sig == ""
-			parts = append(parts, part)
-			order = append(order, kind)
 		case kindKept:
 			raw, err := json.Marshal(p)
 			if err != nil {
