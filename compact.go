@@ -127,7 +127,12 @@ func WithSummaryReserve(tokens int) CompactOption {
 // message, when cutting before it is not enough: a long single-turn agent
 // run needs them. Such a cut keeps everything before the turn's user
 // message and the message itself, and replaces part of what follows it;
-// it never separates a tool call from its results. Default false.
+// it never separates a tool call from its results. Default false. A plan
+// is one range, so the older turns go into a summary by a cut before the
+// active turn, which compacting before each request makes as soon as the
+// view outgrows the budget: only a single step that makes the active turn
+// alone outgrow it while older turns are still there gives ErrOverBudget
+// (compact those first, with a budget the active turn fits in).
 func WithSplitActiveTurn(on bool) CompactOption {
 	return func(o *compactConfig) { o.split = on }
 }
