@@ -31,6 +31,7 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 	var b builder
 	names := map[string]string{} // the name of each call, by ID
 	order := map[string]int{}    // the place of each call in the view
+	calls := 0
 	leading := true
 	for i, m := range c.All() {
 		var err error
@@ -52,7 +53,8 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 			var parts []*genai.Part
 			parts, err = modelParts(&m, names)
 			for _, tc := range m.ToolCalls {
-				order[tc.ID] = len(order)
+				order[tc.ID] = calls // an ID used again, in a later turn, takes its new place
+				calls++
 			}
 			if err == nil && len(m.ToolCalls) > 0 && !b.hasUser() {
 				err = adapt.CallError{ID: m.ToolCalls[0].ID, Err: fmt.Errorf("a function call turn before any user turn: %w", ErrUnsupported)}
@@ -230,7 +232,7 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
-	texts := textParts(m)
+	texts := textSlots(m)
 	var calls []*genai.Part
 	for _, tc := range m.ToolCalls {
 		args, err := tc.ArgumentsObject()
@@ -252,7 +254,7 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 	}
 	order, _ := m.Metadata[metaOrder].([]any)
 	if order == nil {
-		return slices.Concat(thoughts, texts, media, calls), nil
+		return slices.Concat(thoughts, slices.DeleteFunc(texts, isNil), media, calls), nil
 	}
 	// The order the response had: each kind takes the next of its parts;
 	// what the order does not name (the message was changed) comes after.
@@ -289,13 +291,34 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			}
 		}
 	}
-	out = slices.Concat(out, thoughts, texts, media)
-	for _, c := range calls {
-		if c != nil {
-			out = append(out, c)
+	return slices.DeleteFunc(slices.Concat(out, thoughts, texts, media, calls), isNil), nil
+}
+
+func isNil(p *genai.Part) bool { return p == nil }
+
+// textSlots returns a part for its Content, when it has one, and for each
+// text part of an assistant message, in order: the part to send, with its
+// signature, or nil for blank text without one, so that the order
+// [Message] recorded still names each by its place.
+func textSlots(m *nous.Message) []*genai.Part {
+	var out []*genai.Part
+	if m.Content != "" {
+		var p *genai.Part
+		if !adapt.Blank(m.Content) {
+			p = &genai.Part{Text: m.Content}
+		}
+		out = append(out, p)
+	}
+	for _, p := range m.Parts {
+		if p.Type == nous.PartText {
+			var part *genai.Part
+			if sig, _ := signature(p.Options); !adapt.Blank(p.Content) || sig != nil {
+				part = &genai.Part{Text: p.Content, ThoughtSignature: sig}
+			}
+			out = append(out, part)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // keptPart returns the part [Message] kept whole at index k of kept, nil
