@@ -46,7 +46,10 @@
 //     ([Message] marks it: Options["provider"] is "anthropic"), with its
 //     signature, or its redacted data, byte for byte, first in its assistant
 //     turn, as the API wants for the last turn of a tool loop (assistant
-//     messages in a row are one turn: their thinking goes first, in order). A thinking part
+//     messages in a row are one turn: their thinking goes first, in order;
+//     but the rest of a turn the API paused follows it as it came). A
+//     server tool use without its result goes only in the last message,
+//     where the API goes on with a paused turn. A thinking part
 //     whose text was changed since (its digest no longer matches) is an error
 //     wrapping [ErrEditedThinking]: the API would refuse its signature.
 //     Thinking from another provider, or without a signature, and

@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapt"
@@ -47,6 +49,7 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 			var blocks []anthropic.ContentBlockParamUnion
 			blocks, err = assistantBlocks(&m, seen)
 			b.add(nous.RoleAssistant, blocks...)
+			b.paused = m.Metadata["stop_reason"] == "pause_turn"
 		case nous.RoleTool:
 			var block anthropic.ContentBlockParamUnion
 			block, err = toolResult(&m)
@@ -59,6 +62,7 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		}
 		leading = false
 	}
+	b.answeredOnly()
 	if len(b.messages) == 0 {
 		return adapt.Wrap(Provider, 0, fmt.Errorf("the view has no message to send (the API needs one): %w", ErrUnsupported))
 	}
@@ -72,6 +76,7 @@ type builder struct {
 	system   []anthropic.TextBlockParam
 	messages []anthropic.MessageParam
 	last     nous.Role // the role of the last message
+	paused   bool      // the last message is an assistant turn the API paused
 }
 
 // add appends blocks to the last message when it has the role (user or
@@ -85,7 +90,7 @@ func (b *builder) add(role nous.Role, blocks ...anthropic.ContentBlockParamUnion
 	case n > 0 && b.last == role && role == nous.RoleUser:
 		b.messages[n-1].OfUser.Content = append(b.messages[n-1].OfUser.Content, blocks...)
 	case n > 0 && b.last == role && role == nous.RoleAssistant:
-		b.messages[n-1].OfAssistant.Content = mergeAssistant(b.messages[n-1].OfAssistant.Content, blocks)
+		b.messages[n-1].OfAssistant.Content = mergeAssistant(b.messages[n-1].OfAssistant.Content, blocks, b.paused)
 	case role == nous.RoleUser:
 		b.messages = append(b.messages, anthropic.NewUserMessage(blocks...))
 	default:
@@ -96,8 +101,13 @@ func (b *builder) add(role nous.Role, blocks ...anthropic.ContentBlockParamUnion
 
 // mergeAssistant returns the blocks of two assistant messages in a row as
 // one turn: the API wants a turn's thinking first, so the second's thinking
-// blocks go after the first's, before its text and tool use.
-func mergeAssistant(have, more []anthropic.ContentBlockParamUnion) []anthropic.ContentBlockParamUnion {
+// blocks go after the first's, before its text and tool use. After a turn
+// the API paused, the second is the rest of that turn, whose blocks follow
+// as they are: the API wants its blocks back in their order.
+func mergeAssistant(have, more []anthropic.ContentBlockParamUnion, paused bool) []anthropic.ContentBlockParamUnion {
+	if paused {
+		return append(have, more...)
+	}
 	thinking := func(b anthropic.ContentBlockParamUnion) bool {
 		return b.OfThinking != nil || b.OfRedactedThinking != nil
 	}
@@ -116,6 +126,32 @@ func mergeAssistant(have, more []anthropic.ContentBlockParamUnion) []anthropic.C
 	out := make([]anthropic.ContentBlockParamUnion, 0, len(have)+len(more))
 	out = append(append(append(out, have[:lead]...), think...), have[lead:]...)
 	return append(out, rest...)
+}
+
+// answeredOnly drops from every assistant message but the last message the
+// server tool uses without their results: a turn the API paused ends with
+// one, which the API goes on with when the turn is sent back last, and
+// refuses anywhere else. A message left with no block goes.
+func (b *builder) answeredOnly() {
+	msgs := b.messages[:0]
+	for k, m := range b.messages {
+		if a := m.OfAssistant; a != nil && k < len(b.messages)-1 {
+			results := map[string]bool{}
+			for _, block := range a.Content {
+				if id := block.GetToolUseID(); id != nil && block.OfToolResult == nil {
+					results[*id] = true
+				}
+			}
+			a.Content = slices.DeleteFunc(a.Content, func(block anthropic.ContentBlockParamUnion) bool {
+				return block.OfServerToolUse != nil && !results[block.OfServerToolUse.ID]
+			})
+			if len(a.Content) == 0 {
+				continue
+			}
+		}
+		msgs = append(msgs, m)
+	}
+	b.messages = msgs
 }
 
 // addSystem appends a system message in the conversation.
@@ -263,7 +299,7 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 	}
 	order, _ := m.Metadata[metaOrder].([]any)
 	if order == nil {
-		return append(append(thinking, text...), calls...), nil
+		return slices.Concat(thinking, slices.DeleteFunc(text, blank), calls), nil
 	}
 	// The order the response had: each kind takes the next of its blocks;
 	// what the order does not name (the message was changed) comes after.
@@ -274,7 +310,10 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 		case s == "thinking" && len(thinking) > 0:
 			out, thinking = append(out, thinking[0]), thinking[1:]
 		case s == "text" && len(text) > 0:
-			out, text = append(out, text[0]), text[1:]
+			if !blank(text[0]) {
+				out = append(out, text[0])
+			}
+			text = text[1:]
 		case strings.HasPrefix(s, "tool_use:"):
 			if i, ok := callAt[strings.TrimPrefix(s, "tool_use:")]; ok && !used[i] {
 				out, used[i] = append(out, calls[i]), true
@@ -289,7 +328,7 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 			}
 		}
 	}
-	out = append(append(out, thinking...), text...)
+	out = append(append(out, thinking...), slices.DeleteFunc(text, blank)...)
 	for i, b := range calls {
 		if !used[i] {
 			out = append(out, b)
@@ -298,15 +337,25 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 	return out, nil
 }
 
-// assistantText returns the text blocks of an assistant message: its
-// Content, then its text parts, each with the citations [Message] kept.
+// assistantText returns a text block for its Content, when it has one, and
+// for each text part of an assistant message, in order, with the citations
+// [Message] kept: the zero block (see blank) for blank text, which is not
+// sent, so that the order Message recorded still names each by its place.
 func assistantText(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) {
 	var out []anthropic.ContentBlockParamUnion
-	if !adapt.Blank(m.Content) {
-		out = append(out, anthropic.NewTextBlock(m.Content))
+	if m.Content != "" {
+		var block anthropic.ContentBlockParamUnion
+		if !adapt.Blank(m.Content) {
+			block = anthropic.NewTextBlock(m.Content)
+		}
+		out = append(out, block)
 	}
 	for k, p := range m.Parts {
-		if p.Type != nous.PartText || adapt.Blank(p.Content) {
+		if p.Type != nous.PartText {
+			continue
+		}
+		if adapt.Blank(p.Content) {
+			out = append(out, anthropic.ContentBlockParamUnion{})
 			continue
 		}
 		citations, _ := p.Options[optCitations].(string)
@@ -330,6 +379,9 @@ func assistantText(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) 
 	}
 	return out, nil
 }
+
+// blank reports whether b is the zero block assistantText gives blank text.
+func blank(b anthropic.ContentBlockParamUnion) bool { return param.IsOmitted(b) }
 
 // keptBlock returns the block [Message] kept whole at index k of the
 // message's Metadata["anthropic_blocks"]; ok is false when there is none

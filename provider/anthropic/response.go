@@ -48,7 +48,7 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 		case "text":
 			p := nous.TextPart(b.Text)
 			if len(b.Citations) > 0 {
-				p.Options = map[string]any{optProvider: Provider, optCitations: rawJSON(b.JSON.Citations.Raw(), b.Citations)}
+				p.Options = map[string]any{optProvider: Provider, optCitations: citations(&b)}
 			}
 			parts = append(parts, p)
 		case "thinking":
@@ -117,6 +117,20 @@ func rawJSON(raw string, v any) string {
 		return ""
 	}
 	return string(b)
+}
+
+// citations returns the JSON of a text block's citations: from the block's
+// JSON, which a streamed message's Accumulate brings up to date with every
+// citation delta (the field's own raw JSON keeps what the block started
+// with), or encoded when the block was made in Go.
+func citations(b *anthropic.ContentBlockUnion) string {
+	var v struct {
+		Citations json.RawMessage `json:"citations"`
+	}
+	if json.Unmarshal([]byte(b.RawJSON()), &v) == nil && len(v.Citations) > 0 && string(v.Citations) != "null" {
+		return string(v.Citations)
+	}
+	return rawJSON("", b.Citations)
 }
 
 // kindOf returns the kind of a block as the order of a message records it.
