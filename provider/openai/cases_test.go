@@ -167,8 +167,8 @@ func TestChatNoChoiceUsage(t *testing.T) {
 }
 
 // Reasoning before an item a message does not keep (a hosted tool's call)
-// has no item to go before: it is not sent, and the message item after the
-// hosted call goes without it.
+// cannot go back, and the message item after the hosted call goes without
+// its ID: the API refuses an item with its ID without its reasoning.
 func TestReasoningBeforeHostedCallDropped(t *testing.T) {
 	m, _ := nousopenai.ResponseMessage(responseOf(t, `
 	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
@@ -177,13 +177,14 @@ func TestReasoningBeforeHostedCallDropped(t *testing.T) {
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
 	sent := sendResponses(t, c)
-	if bytes.Contains(sent, []byte("rs_1")) || !bytes.Contains(sent, []byte("msg_1")) {
+	if bytes.Contains(sent, []byte("rs_1")) || bytes.Contains(sent, []byte("msg_1")) || !bytes.Contains(sent, []byte("Found it.")) {
 		t.Errorf("sent %s", sent)
 	}
 }
 
 // Parallel calls after one reasoning item: when the first call is removed,
-// the reasoning goes directly before the second.
+// the reasoning goes directly before the second, and the items keep the
+// response's order.
 func TestReasoningBeforeNextCallLeft(t *testing.T) {
 	m, _ := nousopenai.ResponseMessage(responseOf(t, `
 	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
@@ -198,7 +199,7 @@ func TestReasoningBeforeNextCallLeft(t *testing.T) {
 	for _, it := range inputItems(t, sendResponses(t, c)) {
 		ids = append(ids, fmt.Sprint(it["id"]))
 	}
-	if got, want := strings.Join(ids, " "), "<nil> rs_2 msg_1 rs_1 fc_2 <nil>"; got != want {
+	if got, want := strings.Join(ids, " "), "<nil> rs_1 fc_2 rs_2 msg_1 <nil>"; got != want {
 		t.Errorf("items %s, want %s", got, want)
 	}
 }

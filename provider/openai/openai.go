@@ -47,9 +47,12 @@
 //     the next reasoning item) that is still in the message, as the API
 //     wants every such item sent with its ID to come with it; one none of
 //     whose items is left (or whose follower was an item a message does not
-//     keep) is dropped, as the API refuses it alone; thinking from other
-//     providers is dropped. A message item's refusal and content parts go
-//     back as they came while its text is unchanged.
+//     keep) is dropped, as the API refuses it alone; the items after one
+//     that came before a hosted tool's call (which a message does not keep)
+//     go without their IDs. Thinking from other providers is dropped. The
+//     items go back in the order the response had them, and a message
+//     item's content parts (refusals, annotations) as they came while its
+//     text is unchanged.
 //
 // [ChatMessage] and [ResponseMessage] keep what the API answered: text, tool
 // calls with their argument bytes, and (Responses) reasoning items, the
@@ -90,6 +93,8 @@ const (
 	optEncrypted  = "encrypted_content" // its encrypted content
 	optFollowedBy = "followed_by"       // what came after it: a call ID, a message item ID, or "message"
 	optGroup      = "followed_by_all"   // every item that came after it, up to the next reasoning item
+	optUnsendable = "unsendable"        // it followed an item a message does not keep: its items go without IDs
+	metaOrder     = "openai_item_order" // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
 	optSummary    = "summary"           // the texts of its summary parts
 	metaItemID    = "openai_item_id"    // on a message, a text part or a tool call: its output item's ID
 	metaContent   = "openai_content"    // on a message or a text part: its item's content parts, when not one output_text

@@ -1,12 +1,14 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
@@ -110,32 +112,38 @@ func responseUser(m *nous.Message) ([]responses.ResponseInputItemUnionParam, err
 	return []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser)}, nil
 }
 
-// responseAssistant returns the items of an assistant message: its text as
-// message items (one per text part an output item ID marks, one for the
-// rest), then its tool calls as function_call items. A reasoning item goes
-// directly before the first of the items that followed it in the response
-// (up to the next reasoning item) that is still in the message, for the
-// API refuses such an item, sent with its ID, without the reasoning it came
-// after; a reasoning item none of whose items is left is dropped, as the
-// API refuses it alone.
+// responseAssistant returns the items of an assistant message: its images
+// as image_generation_call items, its text as message items (one per text
+// part an output item ID marks, one for the rest), then its tool calls as
+// function_call items; or in the order the response had them, when
+// [ResponseMessage] recorded it. A reasoning item goes directly before the
+// first of the items that followed it in the response (up to the next
+// reasoning item) that is still in the message, for the API refuses such
+// an item, sent with its ID, without the reasoning it came after; a
+// reasoning item none of whose items is left is dropped, as the API
+// refuses it alone. One that cannot go back (it came before a hosted
+// tool's call, which a message does not keep) takes its items' IDs with it.
 func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
 	var reasoning []reasoningOf
-	var marked []nous.ContentPart                      // text parts with their item's ID
-	var images []responses.ResponseInputItemUnionParam // image_generation_call items
+	var entries []entry
+	strip := map[string]bool{} // the keys of items to send without their IDs
 	for k, p := range m.Parts {
 		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartImage && p.Options[optProvider] == Provider && id != "" {
-			images = append(images, responses.ResponseInputItemUnionParam{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{
-				ID: id, Result: openai.String(p.Content), Status: "completed"}})
+			entries = append(entries, entry{key: id, item: responses.ResponseInputItemUnionParam{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{
+				ID: id, Result: openai.String(p.Content), Status: "completed"}}})
 			continue
 		}
 		switch p.Type {
 		case nous.PartText:
-			if id, _ := p.Options[metaItemID].(string); id != "" {
-				marked = append(marked, p)
-			}
 		case nous.PartThinking:
 			if p.Options[optProvider] != Provider {
 				continue // another provider's, which the API cannot take
+			}
+			if p.Options[optUnsendable] == true {
+				for _, key := range group(&p) {
+					strip[key] = true
+				}
+				continue
 			}
 			reasoning = append(reasoning, reasoningOf{item: reasoningItem(&p), group: group(&p)})
 		default:
@@ -145,25 +153,10 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
 		}
 	}
-	var items []responses.ResponseInputItemUnionParam
-	before := func(key string) { // the reasoning an item came after, not sent yet
-		for i := range reasoning {
-			if r := &reasoning[i]; !r.sent && slices.Contains(r.group, key) {
-				items, r.sent = append(items, r.item), true
-			}
+	for _, p := range m.Parts {
+		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartText && id != "" && !adapt.Blank(p.Content) {
+			entries = append(entries, entry{key: id, text: p.Content, content: p.Options[metaContent]})
 		}
-	}
-	for _, it := range images {
-		before(it.OfImageGenerationCall.ID)
-		items = append(items, it)
-	}
-	for _, p := range marked {
-		if adapt.Blank(p.Content) {
-			continue
-		}
-		id := p.Options[metaItemID].(string)
-		before(id)
-		items = append(items, outputMessage(id, p.Content, p.Options[metaContent]))
 	}
 	var rest []string // the text no item ID marks
 	if !adapt.Blank(m.Content) {
@@ -175,28 +168,58 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		}
 	}
 	if len(rest) > 0 {
-		before("message")
-		text := strings.Join(rest, "")
-		if id, _ := m.Metadata[metaItemID].(string); id != "" {
-			before(id)
-			items = append(items, outputMessage(id, text, m.Metadata[metaContent]))
-		} else {
-			items = append(items, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleAssistant))
-		}
+		id, _ := m.Metadata[metaItemID].(string)
+		entries = append(entries, entry{key: id, also: "message", text: strings.Join(rest, ""), content: m.Metadata[metaContent]})
 	}
 	for _, tc := range m.ToolCalls {
 		args, err := tc.ArgumentsObject()
 		if err != nil {
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
-		before(tc.ID)
 		call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
-		if id, _ := tc.Metadata[metaItemID].(string); id != "" {
+		if id, _ := tc.Metadata[metaItemID].(string); id != "" && !strip[tc.ID] {
 			call.ID = openai.String(id)
 		}
-		items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &call})
+		entries = append(entries, entry{key: tc.ID, item: responses.ResponseInputItemUnionParam{OfFunctionCall: &call}})
+	}
+	if order, ok := m.Metadata[metaOrder].([]any); ok {
+		at := func(key string) int { // what the order does not name comes after
+			if i := slices.Index(order, any(key)); i >= 0 && key != "" {
+				return i
+			}
+			return len(order)
+		}
+		slices.SortStableFunc(entries, func(a, b entry) int { return cmp.Compare(at(a.key), at(b.key)) })
+	}
+	var items []responses.ResponseInputItemUnionParam
+	for _, e := range entries {
+		for _, key := range []string{e.also, e.key} {
+			for i := range reasoning {
+				if r := &reasoning[i]; key != "" && !r.sent && slices.Contains(r.group, key) {
+					items, r.sent = append(items, r.item), true
+				}
+			}
+		}
+		switch {
+		case e.item.OfImageGenerationCall != nil || e.item.OfFunctionCall != nil:
+			items = append(items, e.item)
+		case e.key != "" && !strip[e.key]:
+			items = append(items, outputMessage(e.key, e.text, e.content))
+		default:
+			items = append(items, responses.ResponseInputItemParamOfMessage(e.text, responses.EasyInputMessageRoleAssistant))
+		}
 	}
 	return items, nil
+}
+
+// entry is an item of an assistant message to send: an image or call item,
+// or a message item's text (with the content parts recorded), and the key
+// the order and the reasoning items name it by (also: a second one).
+type entry struct {
+	key, also string
+	item      responses.ResponseInputItemUnionParam
+	text      string
+	content   any
 }
 
 // reasoningOf is a reasoning item to send, the keys of the items that
@@ -257,8 +280,11 @@ func outputMessage(id, text string, recorded any) responses.ResponseInputItemUni
 		part, _ := r.(map[string]any)
 		t, _ := part["text"].(string)
 		joined.WriteString(t)
-		switch part["type"] {
-		case "refusal":
+		raw, _ := part["json"].(string)
+		switch {
+		case raw != "" && json.Valid([]byte(raw)): // as it came, annotations and all
+			content = append(content, param.Override[responses.ResponseOutputMessageContentUnionParam](json.RawMessage(raw)))
+		case part["type"] == "refusal":
 			content = append(content, responses.ResponseOutputMessageContentUnionParam{OfRefusal: &responses.ResponseOutputRefusalParam{Refusal: t}})
 		default:
 			content = append(content, responses.ResponseOutputMessageContentUnionParam{OfOutputText: &responses.ResponseOutputTextParam{
@@ -344,6 +370,7 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 	}
 	var texts []nous.ContentPart // one per message item, marked with its ID
 	var thinking, images []nous.ContentPart
+	var keys []any // the keys of the items kept, in order
 	for k, item := range resp.Output {
 		switch item.Type {
 		case "message":
@@ -353,10 +380,10 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 				switch c.Type {
 				case "output_text":
 					text.WriteString(c.Text)
-					content = append(content, map[string]any{"type": c.Type, "text": c.Text})
+					content = append(content, map[string]any{"type": c.Type, "text": c.Text, "json": c.RawJSON()})
 				case "refusal":
 					text.WriteString(c.Refusal)
-					content = append(content, map[string]any{"type": c.Type, "text": c.Refusal})
+					content = append(content, map[string]any{"type": c.Type, "text": c.Refusal, "json": c.RawJSON()})
 					if m.Metadata == nil {
 						m.Metadata = map[string]any{}
 					}
@@ -364,10 +391,11 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 				}
 			}
 			p := nous.ContentPart{Type: nous.PartText, Content: text.String(), Options: map[string]any{metaItemID: item.ID}}
-			if len(content) > 1 || len(content) == 1 && item.Content[0].Type != "output_text" {
+			if len(content) > 1 || len(content) == 1 && (item.Content[0].Type != "output_text" || len(item.Content[0].Annotations) > 0) {
 				p.Options[metaContent] = content
 			}
 			texts = append(texts, p)
+			keys = append(keys, item.ID)
 		case "function_call":
 			args := json.RawMessage(item.Arguments.OfString)
 			if len(args) == 0 {
@@ -375,11 +403,13 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 			}
 			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
 				Metadata: map[string]any{metaItemID: item.ID}})
+			keys = append(keys, item.CallID)
 		case "reasoning":
 			thinking = append(thinking, reasoningPart(resp.Output, k))
 		case "image_generation_call":
 			if item.Result != "" {
 				images = append(images, imagePart(&item))
+				keys = append(keys, item.ID)
 			}
 		}
 	}
@@ -395,9 +425,31 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 	} else {
 		m.Parts = slices.Concat(thinking, images, texts)
 	}
+	if !laidOut(resp.Output) {
+		if m.Metadata == nil {
+			m.Metadata = map[string]any{}
+		}
+		m.Metadata[metaOrder] = keys
+	}
 	u := ResponseUsage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u
+}
+
+// laidOut reports whether the items of output come as [FillResponses] lays
+// them out by default: images, then message items, then function calls.
+func laidOut(output []responses.ResponseOutputItemUnion) bool {
+	rank := map[string]int{"image_generation_call": 1, "message": 2, "function_call": 3}
+	last := 0
+	for _, item := range output {
+		if r := rank[item.Type]; r > 0 {
+			if r < last {
+				return false
+			}
+			last = r
+		}
+	}
+	return true
 }
 
 // imagePart returns the image part of an image_generation_call item: its
@@ -416,7 +468,8 @@ func imagePart(item *responses.ResponseOutputItemUnion) nous.ContentPart {
 // reading), ID, encrypted content, and the items that followed it, past any
 // other reasoning item right after it and up to the next one: function
 // calls' IDs, message and image items' IDs. When the item that followed it
-// is one a message does not keep, it has none: it cannot go back.
+// is one a message does not keep (a hosted tool's call), it cannot go back,
+// and the items after it go without their IDs: it is marked so.
 func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.ContentPart {
 	item := output[k]
 	var summary []any
@@ -430,6 +483,7 @@ func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.Conte
 		p.Options[optEncrypted] = item.EncryptedContent
 	}
 	var keys []any // the items up to the next reasoning item, past those right after it
+	hosted := false
 	for i, next := range output[k+1:] {
 		if next.Type == "reasoning" {
 			if i > 0 && output[k+i].Type != "reasoning" {
@@ -444,11 +498,14 @@ func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.Conte
 			keys = append(keys, next.CallID)
 		default:
 			if len(keys) == 0 {
-				return p // its follower is an item a message does not keep: it cannot go back
+				hosted = true // its follower is an item a message does not keep
 			}
 		}
 	}
-	if len(keys) > 0 {
+	switch {
+	case hosted && len(keys) > 0:
+		p.Options[optGroup], p.Options[optUnsendable] = keys, true
+	case len(keys) > 0:
 		p.Options[optFollowedBy], p.Options[optGroup] = keys[0], keys
 	}
 	return p
