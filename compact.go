@@ -56,8 +56,10 @@ func (ApproxCounter) CountTokens(m Message) int {
 
 // MetadataSummary is the Metadata key, set to true, that marks the message
 // a compaction put in place of a range (a summary or a marker). A later
-// compaction takes such a message at the head of the view into its range,
-// where it keeps other leading system messages.
+// compaction takes such a message, when it follows the leading system
+// messages (which it keeps), into its range: the leading system messages
+// end at it, and what comes after it, system messages too, is conversation
+// a range may take.
 const MetadataSummary = "compaction_summary"
 
 // Summarizer writes the message that replaces a compacted range.
@@ -125,7 +127,8 @@ func WithSummaryReserve(tokens int) CompactOption {
 
 // WithSplitActiveTurn allows cuts inside the active turn, after its user
 // message, when cutting before it is not enough: a long single-turn agent
-// run needs them. Such a cut keeps everything before the turn's user
+// run needs them (and a run without a user message, all active turn, can
+// be compacted only with them). Such a cut keeps everything before the turn's user
 // message and the message itself, and replaces part of what follows it;
 // it never separates a tool call from its results. Default false. A plan
 // is one range, so the older turns go into a summary by a cut before the
@@ -148,6 +151,7 @@ func compactOptions(opts []CompactOption) compactConfig {
 		o.counter = ApproxCounter{}
 	}
 	o.keepTurns = max(o.keepTurns, 1)
+	o.reserve, o.summaryReserve = min(max(o.reserve, 0), maxTokens), min(max(o.summaryReserve, 0), maxTokens)
 	return o
 }
 
@@ -205,11 +209,18 @@ func sameValue(a, b any) bool {
 // struct of a comparable type may hold a map in an interface field.
 func comparable(v any) bool { return reflect.ValueOf(v).Comparable() }
 
+// maxTokens bounds what a counter may say of one message (or a reserve):
+// a count beyond it is taken as it, so that sums of counts never overflow.
+const maxTokens = 1 << 40
+
+// tokens returns what tc counts of m, within [0, maxTokens].
+func tokens(tc TokenCounter, m Message) int { return min(max(tc.CountTokens(m), 0), maxTokens) }
+
 // count returns what tc counts of log message mi, from the cache when tc is
 // the counter it holds.
 func (c *Context) count(tc TokenCounter, mi int64) int {
 	if c.tokens.counter == nil {
-		return max(tc.CountTokens(c.log.msg(mi).msg), 0)
+		return tokens(tc, c.log.msg(mi).msg)
 	}
 	if need := int(mi) + 1; len(c.tokens.counts) < need {
 		c.tokens.counts = append(c.tokens.counts, make([]int32, need-len(c.tokens.counts))...)
@@ -217,7 +228,7 @@ func (c *Context) count(tc TokenCounter, mi int64) int {
 	if v := c.tokens.counts[mi]; v > 0 {
 		return int(v) - 1
 	}
-	k := max(tc.CountTokens(c.log.msg(mi).msg), 0) // a count is never below zero
+	k := tokens(tc, c.log.msg(mi).msg) // a count is never below zero
 	if k < math.MaxInt32 {
 		c.tokens.counts[mi] = int32(k) + 1
 	}
@@ -248,13 +259,13 @@ func (c *Context) index(tc TokenCounter) *tokenCache {
 		t.pre = append(t.pre, t.pre[i]+int64(c.count(tc, mi)))
 		t.straddled = append(t.straddled, false)
 		if m.Role == RoleTool {
-			// It answers the first call of its ID still unanswered (calls
-			// of one ID in a row, from a server that reuses IDs, are
-			// answered in turn), or, a second result, the last call of its
-			// ID: either way the two stay on one side of a cut.
+			// It answers the last call of its ID still unanswered (so that
+			// an old call no result answered, whose ID a later turn's call
+			// reuses, holds no cut), or, a second result, the last call of
+			// its ID: either way the two stay on one side of a cut.
 			p, ok := t.last[m.ToolCallID]
 			if q := t.open[m.ToolCallID]; len(q) > 0 {
-				p, ok, t.open[m.ToolCallID] = q[0], true, q[1:]
+				p, ok, t.open[m.ToolCallID] = q[len(q)-1], true, q[:len(q)-1]
 			}
 			for j := p + 1; ok && j <= i; j++ { // cuts between the call and this result
 				t.straddled[j] = true
@@ -298,9 +309,9 @@ func (c *Context) planner(o *compactConfig) *planner {
 	p := &planner{c: c, t: t, o: o}
 	switch c.leadMode {
 	case leadSynthetic:
-		p.overlay = o.counter.CountTokens(c.lead)
+		p.overlay = tokens(o.counter, c.lead)
 	case leadOverlaid:
-		p.overlay = o.counter.CountTokens(c.lead) - c.count(o.counter, c.view[0])
+		p.overlay = tokens(o.counter, c.lead) - c.count(o.counter, c.view[0])
 	}
 	n := len(c.view)
 	p.total = int(t.pre[n]) + p.overlay
@@ -334,7 +345,7 @@ func (c *Context) planner(o *compactConfig) *planner {
 // at i is not a tool message, which would follow the summary without its
 // call; nor does a cut separate signed thinking in an assistant message of
 // its own from the calls that follow it. A call no result answers
-// (dangling) holds nothing; a result answers the first call of its ID
+// (dangling) holds nothing; a result answers the last call of its ID
 // before it that no result answered, or, a second result, the last call of
 // its ID before it.
 func (p *planner) safe(i int) bool {
@@ -356,7 +367,22 @@ func signedThinking(m *Message) bool {
 		return false
 	}
 	for _, p := range m.Parts {
-		if sig, _ := p.Options["signature"].(string); p.Type == PartThinking && sig != "" {
+		if p.Type == PartThinking && signed(p.Options) {
+			return true
+		}
+	}
+	return false
+}
+
+// signatureKeys are the Options keys under which the provider adapters keep
+// what makes thinking signed: Anthropic's signature and redacted data,
+// Gemini's thought signature, OpenAI's encrypted reasoning.
+var signatureKeys = [...]string{"signature", "redacted_data", "thought_signature", "encrypted_content"}
+
+// signed reports whether opts holds a signature under one of signatureKeys.
+func signed(opts map[string]any) bool {
+	for _, k := range signatureKeys {
+		if s, _ := opts[k].(string); s != "" {
 			return true
 		}
 	}
@@ -387,7 +413,8 @@ func (p *planner) fit(lo, end, budget int) (cut, bool) {
 
 // plan finds the cut that fits budget: the leading system messages and the
 // suffix from the smallest safe cut that fits kept, before the active turn,
-// or, with o.split, inside it after its user message. ok is false when
+// or, with o.split, inside it between its user messages (or, in a run
+// without one, anywhere after the leading system messages). ok is false when
 // nothing fits; then fallback is the cut of the smallest valid view (the
 // last safe cut at or before the active turn; lo == hi when nothing can be
 // dropped).
@@ -396,16 +423,21 @@ func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
 		return best, true, best
 	}
 	n := len(p.c.view)
-	if p.o.split && p.lastUser >= p.active {
-		// Inside the kept turns, after a user message, keeping every user
-		// message: between the oldest kept turn's and the last, then
-		// inside the last turn.
-		for _, r := range [][2]int{{p.active, p.lastUser}, {p.lastUser, n}} {
-			if lo := r[0] + 1; lo < r[1] && p.c.log.msg(p.c.view[r[0]]).msg.Role == RoleUser && p.safe(lo) {
-				if best, ok = p.fit(lo, r[1], budget); ok {
+	if p.o.split {
+		// Inside the kept turns, keeping every user message: the segments
+		// between them, the oldest first (the first from the active turn's
+		// start when that is not a user message, as in a run without one).
+		lo := p.active
+		for i := p.active; i <= n; i++ {
+			if i < n && p.c.log.msg(p.c.view[i]).msg.Role != RoleUser {
+				continue
+			}
+			if lo < i && p.safe(lo) {
+				if best, ok = p.fit(lo, i, budget); ok {
 					return best, true, best
 				}
 			}
+			lo = i + 1
 		}
 	}
 	fallback = cut{p.lead, p.lead, p.total + p.o.reserve}
@@ -450,12 +482,8 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 	}
 	p.First, p.Last, p.TokensAfter = best.lo+off, best.hi-1+off, best.after-o.reserve
 	p.Dropped = make([]Message, 0, best.hi-best.lo)
-	for i := best.lo; i < best.hi; i++ {
-		m := c.log.msg(c.view[i]).msg
-		if i == 0 && c.leadMode == leadOverlaid {
-			m = c.lead
-		}
-		p.Dropped = append(p.Dropped, m.clone())
+	for i := best.lo; i < best.hi; i++ { // as stored: the overlay is no message's
+		p.Dropped = append(p.Dropped, c.log.msg(c.view[i]).msg.clone())
 	}
 	p.entries = slices.Clone(c.view[best.lo:best.hi])
 	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
@@ -473,9 +501,11 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 // made stay. A plan whose range no longer holds the same messages (one of
 // them replaced, or the range moved), or whose fields were changed, is an
 // error wrapping [ErrConflict]; a summary that is empty, a tool message or
-// carries tool calls, one wrapping [ErrInvalidMessage]; a view that, with
-// the summary as counted, does not fit the plan's budget, one wrapping
-// [ErrOverBudget]. On error nothing changes. A plan with nothing dropped
+// carries tool calls, one wrapping [ErrInvalidMessage]; a view as planned
+// that, with the summary as counted, does not fit the plan's budget, one
+// wrapping [ErrOverBudget] (what was added or changed after the range
+// since the plan is the next plan's to count: a summarizer that is slow
+// does not make its work void). On error nothing changes. A plan with nothing dropped
 // (the view fit) changes nothing.
 func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	c.ready()
@@ -509,17 +539,17 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	summary.Metadata[MetadataSummary] = true
 	// The view as planned, with the real summary in place of its reserve,
 	// and the overlay as it will show (joined to the summary, or on its own,
-	// when the range starts the log): messages added since are the next
-	// turn's, which a later plan counts.
+	// when the range starts the log): messages added or changed after the
+	// range since are the next turn's, which a later plan counts.
 	overlay := p.overlay
 	if lo == 0 && c.overlay != "" {
 		if summary.Role == RoleSystem {
-			overlay = p.counter.CountTokens(withOverlay(summary, c.overlay)) - p.counter.CountTokens(summary)
+			overlay = tokens(p.counter, withOverlay(summary, c.overlay)) - tokens(p.counter, summary)
 		} else {
-			overlay = p.counter.CountTokens(Message{Role: RoleSystem, Content: c.overlay})
+			overlay = tokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
 		}
 	}
-	if after := p.TokensAfter - p.sumRes - p.overlay + overlay + p.counter.CountTokens(summary) + p.reserve; after > p.budget {
+	if after := p.TokensAfter - p.sumRes - p.overlay + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
@@ -589,7 +619,7 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
 	c.ready()
 	o := compactOptions(opts)
-	o.summaryReserve = o.counter.CountTokens(marker(len(c.view)))
+	o.summaryReserve = tokens(o.counter, marker(len(c.view)))
 	pl := c.planner(&o)
 	off := 0
 	if c.leadMode == leadSynthetic {
@@ -616,9 +646,28 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 	if pl.total+o.reserve <= budget {
 		return view(cut{}), nil
 	}
-	best, ok, fallback := pl.plan(budget)
-	if !ok {
-		return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
+	// A plan prices the overlay as it shows on the head it has now; on a
+	// marker that takes the head's place it may count a token or so more:
+	// the real marker is counted, and a tighter plan made while it misses.
+	fits := func(k cut) bool {
+		if k.lo != 0 || c.leadMode != leadOverlaid {
+			return true
+		}
+		mk := marker(k.hi - k.lo)
+		return k.after-o.summaryReserve-pl.overlay+tokens(o.counter, withOverlay(mk, c.overlay)) <= budget
 	}
-	return view(best), nil
+	var fallback cut
+	for b := budget; ; b-- {
+		best, ok, fb := pl.plan(b)
+		if b == budget {
+			fallback = fb
+		}
+		if !ok || b < budget-8 {
+			break
+		}
+		if fits(best) {
+			return view(best), nil
+		}
+	}
+	return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
 }
