@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"time"
 
@@ -23,7 +24,8 @@ type LogInfo struct {
 	// Incarnation is a random ID the log's first save gives it: a log
 	// deleted and saved again under the same ID has another, so a writer
 	// that saw the old one conflicts instead of appending to the new one,
-	// even at the same head and revision.
+	// even at the same head and revision. Never the zero UUID: stores
+	// refuse a batch without one.
 	Incarnation uuid.UUID
 	CreatedAt   time.Time // when the log's context was created (the time in its UUID v7)
 	UpdatedAt   time.Time // time of the last save
@@ -152,14 +154,13 @@ type savedAt struct {
 	incarnate uuid.UUID  // the incarnation it last saw stored
 	state     []byte     // the state document it last wrote or read
 	toolCalls []ToolCall // c.ToolCalls as stored: a copy in an array of its own
+	attempt   *Batch     // the last batch sent since whose outcome is unknown: it may have landed
 }
 
 // newToolCalls returns the index from which c's tool calls are not stored:
 // the number stored, or 0 when the list was rewritten since: shorter, or a
-// stored call with another ID, name or arguments, or another number of
-// metadata keys. (A call changed in place in none of these ways is not
-// seen: assign a new one.) It compares, it does not encode: a save writes
-// only the calls added since.
+// stored call with another ID, name, arguments or metadata. It compares, it
+// does not encode: a save writes only the calls added since.
 func (c *Context) newToolCalls() int {
 	saved := c.saved.toolCalls
 	if len(c.ToolCalls) < len(saved) {
@@ -167,7 +168,7 @@ func (c *Context) newToolCalls() int {
 	}
 	for i := range saved {
 		a, b := &c.ToolCalls[i], &saved[i]
-		if a.ID != b.ID || a.Name != b.Name || string(a.Arguments) != string(b.Arguments) || len(a.Metadata) != len(b.Metadata) {
+		if a.ID != b.ID || a.Name != b.Name || string(a.Arguments) != string(b.Arguments) || !reflect.DeepEqual(a.Metadata, b.Metadata) {
 			return 0
 		}
 	}
@@ -226,7 +227,8 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	san := newSanitizer(c.Redact)
 	state := c.stateJSON(san)
 	head, callsAt := c.log.len(), c.newToolCalls()
-	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) && sameValue(s, c.saved.store) { // only the handle c last used: another may lack the log
+	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) &&
+		sameValue(s, c.saved.store) && c.saved.attempt == nil { // only the handle c last used: another may lack the log; nor after a batch that may have landed
 		return nil
 	}
 	calls, err := encodeEach(len(c.ToolCalls)-callsAt, func(jw *jsonWriter, i int) {
@@ -245,7 +247,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	c.warnDropped(san, "Save")
-	if c.saved.incarnate == uuid.Nil { // kept from a first save that failed: its retry is the same batch
+	if c.saved.revision == 0 && c.saved.incarnate == uuid.Nil { // kept from a first save that failed: its retry is the same batch
 		if c.saved.incarnate, err = uuid.NewRandom(); err != nil {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
@@ -258,6 +260,9 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 			if ok, rerr := c.landed(ctx, s, &b); rerr == nil && ok {
 				return c.save(ctx, s, true)
 			}
+		}
+		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
+			c.saved.attempt = &b // its outcome is unknown: the next save looks for it
 		}
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
@@ -291,9 +296,14 @@ func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
 		}
 	}
 	if len(st.Events) == 0 {
-		exact := bytes.Equal(st.State, b.State) && len(st.ToolCalls) == b.ToolCallsAt+len(b.ToolCalls) &&
-			slices.EqualFunc(st.ToolCalls[b.ToolCallsAt:], b.ToolCalls, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
-		if !exact {
+		// Without events to tell it, the batch is an earlier attempt only
+		// when the store holds exactly what that attempt, or b, sent.
+		holds := func(x *Batch) bool {
+			return x != nil && x.Info.Revision == info.Revision && len(x.Events) == 0 && bytes.Equal(st.State, x.State) &&
+				len(st.ToolCalls) == x.ToolCallsAt+len(x.ToolCalls) &&
+				slices.EqualFunc(st.ToolCalls[x.ToolCallsAt:], x.ToolCalls, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+		}
+		if !holds(b) && !holds(c.saved.attempt) {
 			return false, nil // a state-only save of another writer's, perhaps
 		}
 	}
@@ -414,21 +424,24 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err != nil {
 		return err
 	}
-	d, err := decodeState(&st, c.saved.toolCalls) // c's calls are these: it has no unsaved changes
+	d, err := decodeState(&st, c.ToolCalls) // the stored ones: it has no unsaved changes; the saved copies stay apart
 	if err != nil {
 		return err
 	}
-	// Apply the events to copies of the log and the view, so that a bad
-	// event leaves c as it was. The log's copy appends past the end c's
-	// sees, into room only c's own appends would use: no copying. The view
-	// is copied only when an event would move entries c's view holds (a
-	// replacement, an insertion), or when c shares it with a clone.
+	// Apply the events to a copy of the log, so that a bad event leaves c
+	// as it was: the copy appends past the end c's log sees, into room only
+	// c's own appends would use, with no copying. The view is changed in
+	// place (copied first only when c shares it with a clone); a bad event
+	// restores it as the fold of c's log, which it is.
 	l, view := c.log, c.view
-	if c.viewShared || slices.ContainsFunc(events, func(e Event) bool { return e.Type == EventReplace || e.After != 0 }) {
+	if c.viewShared {
 		view = slices.Clone(c.view)
 	}
 	for i := range events {
 		if view, err = l.appendStored(view, &events[i]); err != nil {
+			if !c.viewShared {
+				c.view, _ = c.log.fold()
+			}
 			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
 		}
 	}

@@ -36,7 +36,19 @@ var ErrLocked = errors.New("filestore: directory is locked by another process")
 type Option func(*options)
 
 type options struct {
-	noSync bool
+	noSync     bool
+	cacheLogs  int
+	cacheBytes int64
+}
+
+// WithCacheLimit bounds the logs a store keeps read in memory (each one's
+// state, tool calls and frame index) to logs logs and about bytes bytes;
+// past either, the least recently used is read again from its file when
+// next used (which costs a read of the whole file). The default is 256
+// logs and 32 MiB; the log in use is always kept. A value below 1 keeps
+// the default.
+func WithCacheLimit(logs int, bytes int64) Option {
+	return func(o *options) { o.cacheLogs, o.cacheBytes = logs, bytes }
 }
 
 // WithoutSync skips fsync: a save returns once the bytes are written, and a
@@ -53,20 +65,34 @@ type Store struct {
 	// frame; an error fails it (a write then writes half the frame).
 	fault func(op string) error
 
-	mu      sync.Mutex
-	logs    map[uuid.UUID]*entry
-	closed  bool
-	changed map[uuid.UUID]chan struct{} // closed and replaced when a log changes, for Watch
-	open    []uuid.UUID                 // the logs whose files are open, oldest first
+	mu       sync.Mutex
+	logs     map[uuid.UUID]*entry
+	closed   bool
+	changed  map[uuid.UUID]chan struct{} // closed and replaced when a log changes, for Watch
+	watchers map[uuid.UUID]int           // how many Watch a log has: its channel goes with the last
+	open     []uuid.UUID                 // the logs whose files are open, oldest first
+	recent   []uuid.UUID                 // the logs in s.logs, least recently used first
 }
 
 // maxOpen bounds the log files a store keeps open between saves; past it,
 // the oldest opened is closed.
 const maxOpen = 64
 
+// The default bounds of the logs a store keeps read (see WithCacheLimit).
+// A log whose last write failed is kept past them: it must not be used
+// until Open again.
+const (
+	maxCached      = 256
+	maxCachedBytes = 32 << 20
+)
+
+// callBytes is what a stored tool call is taken to cost in the cache.
+const callBytes = 256
+
 // entry is a log the store has read: what its file holds, or why it cannot
 // be used.
 type entry struct {
+	bytes    int64 // about what it holds in memory
 	file     logFile
 	f        *os.File // the log file open for appending, after its first append
 	poisoned error    // a write or fsync failed: the file's end is unknown until Open again
@@ -88,11 +114,17 @@ const suffix = ".log"
 // nor Windows' file sharing, such as Plan 9, Solaris or WebAssembly, there
 // is no lock: open a directory from one process only.)
 func Open(dir string, opts ...Option) (*Store, error) {
-	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}}
+	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{}}
 	for _, o := range opts {
 		if o != nil {
 			o(&s.opts)
 		}
+	}
+	if s.opts.cacheLogs < 1 {
+		s.opts.cacheLogs = maxCached
+	}
+	if s.opts.cacheBytes < 1 {
+		s.opts.cacheBytes = maxCachedBytes
 	}
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -147,6 +179,7 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 		if e.poisoned != nil {
 			return nil, fmt.Errorf("filestore: log %s: an earlier write failed (%v); open the store again", id, e.poisoned)
 		}
+		s.used(id)
 		return e, nil
 	}
 	b, err := os.ReadFile(s.path(id))
@@ -173,7 +206,40 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 	lf.state, lf.toolCalls = bytes.Clone(lf.state), cloneEvents(lf.toolCalls)
 	e := &entry{file: lf}
 	s.logs[id] = e
+	s.used(id)
 	return e, nil
+}
+
+// used marks log id, in s.logs, the most recently used, and forgets the
+// least recently used logs past the cache's bounds (but id, and those whose
+// write failed). s.mu is held.
+func (s *Store) used(id uuid.UUID) {
+	if e := s.logs[id]; e != nil {
+		e.bytes = int64(len(e.file.state)) + int64(len(e.file.toolCalls))*callBytes + int64(len(e.file.frames))*16
+	}
+	if n := len(s.recent); n == 0 || s.recent[n-1] != id {
+		s.recent = append(slices.DeleteFunc(s.recent, func(o uuid.UUID) bool { return o == id }), id)
+	}
+	var total int64
+	for _, o := range s.recent {
+		if e := s.logs[o]; e != nil {
+			total += e.bytes
+		}
+	}
+	for i := 0; i < len(s.recent)-1 && (len(s.recent) > s.opts.cacheLogs || total > s.opts.cacheBytes); {
+		old := s.recent[i]
+		e := s.logs[old]
+		if e != nil && e.poisoned != nil {
+			i++
+			continue
+		}
+		if e != nil {
+			total -= e.bytes
+			e.close()
+			delete(s.logs, old)
+		}
+		s.recent = slices.Delete(s.recent, i, i+1)
+	}
 }
 
 // cut truncates the file of log id to n bytes, cutting a torn last frame.
@@ -201,8 +267,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return err
 	}
 	id := b.Info.ID
-	if id == uuid.Nil {
-		return errors.New("filestore: a batch of the nil log ID")
+	if id == uuid.Nil || b.Info.Incarnation == uuid.Nil {
+		return errors.New("filestore: a batch of the nil log ID or incarnation")
 	}
 	if b.Info.Head != b.After+int64(len(b.Events)) {
 		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
@@ -254,6 +320,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	e.file.good += int64(len(buf) - len(magic))
+	s.used(id)
 	s.notify(id)
 	return nil
 }
@@ -514,6 +581,17 @@ func (s *Store) notify(id uuid.UUID) {
 // [nous.ErrNotFound].
 func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[nous.Event, error] {
 	return func(yield func(nous.Event, error) bool) {
+		s.mu.Lock()
+		s.watchers[id]++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if s.watchers[id]--; s.watchers[id] == 0 {
+				delete(s.watchers, id)
+				delete(s.changed, id) // no one waits on it
+			}
+			s.mu.Unlock()
+		}()
 		var incarnation uuid.UUID // of the log watched: another under its ID ends the watch
 		for {
 			s.mu.Lock()

@@ -67,8 +67,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	}
 	id := b.Info.ID
 	switch {
-	case id == uuid.Nil:
-		return errors.New("pgstore: a batch of the nil log ID")
+	case id == uuid.Nil || b.Info.Incarnation == uuid.Nil:
+		return errors.New("pgstore: a batch of the nil log ID or incarnation")
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	case b.Info.Revision < 1:

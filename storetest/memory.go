@@ -39,8 +39,8 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if b.Info.ID == uuid.Nil {
-		return errors.New("a batch of the nil log ID")
+	if b.Info.ID == uuid.Nil || b.Info.Incarnation == uuid.Nil {
+		return errors.New("a batch of the nil log ID or incarnation")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

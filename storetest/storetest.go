@@ -722,6 +722,13 @@ func testBadBatches(t *testing.T, s nous.Store) {
 		sameContext(t, c, load(t, s, c.Log().ID()))
 	}
 	must(t, s.Append(ctx, good)) // the store still takes a good batch
+	first := nous.Batch{Info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, CreatedAt: time.Now(), UpdatedAt: time.Now()}, State: st.State}
+	if err := s.Append(ctx, first); err == nil {
+		t.Error("a first batch without an incarnation: accepted")
+	}
+	if _, err := s.Read(ctx, first.Info.ID, nous.Position{}); !errors.Is(err, nous.ErrNotFound) {
+		t.Errorf("a refused first batch: Read gives %v, want ErrNotFound", err)
+	}
 }
 
 // A watch of a log that is deleted, or deleted and saved again under its
