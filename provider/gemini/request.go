@@ -215,10 +215,11 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 			if err != nil {
 				return nil, fmt.Errorf("part %d: %w", k, err)
 			}
-			if adapt.Blank(p.Content) && sig == nil {
-				continue
+			var part *genai.Part // nil for a blank thought without a signature: its place in the order stays
+			if !adapt.Blank(p.Content) || sig != nil {
+				part = &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig}
 			}
-			thoughts = append(thoughts, &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig})
+			thoughts = append(thoughts, part)
 		case nous.PartImage, nous.PartFile, nous.PartImageURL, nous.PartFileURL:
 			part, err := mediaPart(&p)
 			if err == nil {
@@ -254,7 +255,7 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 	}
 	order, _ := m.Metadata[metaOrder].([]any)
 	if order == nil {
-		return slices.Concat(thoughts, slices.DeleteFunc(texts, isNil), media, calls), nil
+		return slices.DeleteFunc(slices.Concat(thoughts, texts, media, calls), isNil), nil
 	}
 	// The order the response had: each kind takes the next of its parts;
 	// what the order does not name (the message was changed) comes after.

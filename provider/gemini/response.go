@@ -47,12 +47,12 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 			sig = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
 		}
 		switch kind := kindOf(p); kind {
-		case kindText:
-			if p.Text == "" && sig == "" {
-				continue // nothing: an empty text part may only carry the turn's signature
+		case kindText, kindThought:
+			if strings.TrimSpace(p.Text) == "" && sig == "" {
+				continue // nothing: a blank part may only carry the turn's signature
 			}
 			fallthrough
-		case kindThought, kindMedia:
+		case kindMedia:
 			part := contentPart(p)
 			if sig != "" {
 				if part.Options == nil {

@@ -1,0 +1,47 @@
+package gemini_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nous-go/nous"
+)
+
+// An empty thought part ({"thought":true}: no text, no signature) takes no
+// place in the recorded order: the signed thought after the text goes back
+// after it.
+func TestEmptyThoughtKeepsOrder(t *testing.T) {
+	const body = `{"candidates":[{"content":{"role":"model","parts":[
+	{"thought":true},
+	{"text":"Let me look it up."},
+	{"text":"The user wants Paris.","thought":true,"thoughtSignature":"c2lnQQ=="},
+	{"functionCall":{"id":"fc_1","name":"weather","args":{"city":"Paris"}},"thoughtSignature":"c2lnQg=="}]},"finishReason":"STOP"}],"modelVersion":"gemini-test"}`
+	m := receive(t, body)
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Paris?")), m, msg(nous.ToolMessage("fc_1", "weather", "sun"))))
+	sent, came, out := modelTurn(t, c, 1, body)
+	var want []string
+	for _, p := range came[1:] { // the empty part aside
+		want = append(want, string(p))
+	}
+	var got []string
+	for _, p := range sent {
+		got = append(got, string(p))
+	}
+	// compare the parts by what they carry (the SDK reorders a part's fields)
+	texts := func(parts []string) []string {
+		var out []string
+		for _, p := range parts {
+			for _, s := range []string{"Let me look it up.", "The user wants Paris.", "fc_1"} {
+				if strings.Contains(p, s) {
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	}
+	if g, w := texts(got), texts(want); !slices.Equal(g, w) {
+		t.Errorf("the model turn went back as %v, came as %v\n%s", g, w, out)
+	}
+}
