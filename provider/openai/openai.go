@@ -49,7 +49,8 @@
 //     whose items is left (or whose follower was an item a message does not
 //     keep) is dropped, as the API refuses it alone; the items after one
 //     that came before a hosted tool's call (which a message does not keep)
-//     go without their IDs. Thinking from other providers is dropped. The
+//     go without their IDs (an image generation item, whose ID is required,
+//     not at all). Thinking from other providers is dropped. The
 //     items go back in the order the response had them, and a message
 //     item's content parts (refusals, annotations) as they came while its
 //     text is unchanged.
@@ -88,16 +89,18 @@ const Provider = "openai"
 // The Options keys of a reasoning item's thinking part, and the Metadata
 // keys of output item IDs.
 const (
-	optProvider   = "provider"
-	optItemID     = "id"                // the reasoning item's ID
-	optEncrypted  = "encrypted_content" // its encrypted content
-	optFollowedBy = "followed_by"       // what came after it: a call ID, a message item ID, or "message"
-	optGroup      = "followed_by_all"   // every item that came after it, up to the next reasoning item
-	optUnsendable = "unsendable"        // it followed an item a message does not keep: its items go without IDs
-	metaOrder     = "openai_item_order" // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
-	optSummary    = "summary"           // the texts of its summary parts
-	metaItemID    = "openai_item_id"    // on a message, a text part or a tool call: its output item's ID
-	metaContent   = "openai_content"    // on a message or a text part: its item's content parts, when not one output_text
+	optProvider     = "provider"
+	optItemID       = "id"                  // the reasoning item's ID
+	optEncrypted    = "encrypted_content"   // its encrypted content
+	optFollowedBy   = "followed_by"         // what came after it: a call ID, a message item ID, or "message"
+	optGroup        = "followed_by_all"     // every item that came after it, up to the next reasoning item
+	optUnsendable   = "unsendable"          // it followed an item a message does not keep: its items go without IDs
+	metaOrder       = "openai_item_order"   // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
+	metaCustom      = "openai_custom"       // on a tool call: a custom tool's, its arguments {"input": text}
+	metaClientItems = "openai_client_items" // on a message: the JSON of client tool calls it cannot hold (computer, shell, patch)
+	optSummary      = "summary"             // the texts of its summary parts
+	metaItemID      = "openai_item_id"      // on a message, a text part or a tool call: its output item's ID
+	metaContent     = "openai_content"      // on a message or a text part: its item's content parts, when not one output_text
 )
 
 // dataURL returns the data URL of an image or file part: its Content when

@@ -27,8 +27,12 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 	if prompt := adapt.Prompt(c); prompt != "" {
 		items = append(items, responses.ResponseInputItemParamOfMessage(prompt, responses.EasyInputMessageRoleSystem))
 	}
+	custom := map[string]bool{} // the IDs of the custom tool calls so far
 	for i, m := range c.All() {
-		its, err := responseItems(&m)
+		for _, tc := range m.ToolCalls {
+			custom[tc.ID] = tc.Metadata[metaCustom] == true
+		}
+		its, err := responseItems(&m, custom)
 		if err != nil {
 			return adapt.Wrap(Provider, i, err)
 		}
@@ -38,8 +42,9 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 	return nil
 }
 
-// responseItems returns the input items of m.
-func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
+// responseItems returns the input items of m; custom says which calls so
+// far are custom tool calls.
+func responseItems(m *nous.Message, custom map[string]bool) ([]responses.ResponseInputItemUnionParam, error) {
 	switch m.Role {
 	case nous.RoleSystem:
 		if err := adapt.SystemOnlyText(m, ErrUnsupported); err != nil {
@@ -58,6 +63,12 @@ func responseItems(m *nous.Message) ([]responses.ResponseInputItemUnionParam, er
 		out, err := responseToolOutput(m)
 		if err != nil {
 			return nil, adapt.CallError{ID: m.ToolCallID, Err: err}
+		}
+		if custom[m.ToolCallID] { // its output is text
+			text := adapt.Texts(m)
+			item := responses.ResponseCustomToolCallOutputParam{CallID: m.ToolCallID,
+				Output: responses.ResponseCustomToolCallOutputOutputUnionParam{OfString: openai.String(strings.Join(text, ""))}}
+			return []responses.ResponseInputItemUnionParam{{OfCustomToolCallOutput: &item}}, nil
 		}
 		item := responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(m.ToolCallID), Output: out}
 		return []responses.ResponseInputItemUnionParam{{OfFunctionCallOutput: &item}}, nil
@@ -176,8 +187,26 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		if err != nil {
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
+		id, _ := tc.Metadata[metaItemID].(string)
+		if strip[tc.ID] {
+			id = ""
+		}
+		if tc.Metadata[metaCustom] == true {
+			var in struct {
+				Input *string `json:"input"`
+			}
+			if json.Unmarshal(args, &in) != nil || in.Input == nil {
+				return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf(`a custom tool call whose arguments are not {"input": text}: %w`, nous.ErrInvalidArguments)}
+			}
+			call := responses.ResponseCustomToolCallParam{CallID: tc.ID, Name: tc.Name, Input: *in.Input}
+			if id != "" {
+				call.ID = openai.String(id)
+			}
+			entries = append(entries, entry{key: tc.ID, item: responses.ResponseInputItemUnionParam{OfCustomToolCall: &call}})
+			continue
+		}
 		call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
-		if id, _ := tc.Metadata[metaItemID].(string); id != "" && !strip[tc.ID] {
+		if id != "" {
 			call.ID = openai.String(id)
 		}
 		entries = append(entries, entry{key: tc.ID, item: responses.ResponseInputItemUnionParam{OfFunctionCall: &call}})
@@ -201,7 +230,10 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 			}
 		}
 		switch {
-		case e.item.OfImageGenerationCall != nil || e.item.OfFunctionCall != nil:
+		case e.item.OfImageGenerationCall != nil && strip[e.key]:
+			// Its ID is required, and the reasoning it came after cannot go:
+			// the image stays in the message, but not in the request.
+		case e.item.OfImageGenerationCall != nil || e.item.OfFunctionCall != nil || e.item.OfCustomToolCall != nil:
 			items = append(items, e.item)
 		case e.key != "" && !strip[e.key]:
 			items = append(items, outputMessage(e.key, e.text, e.content))
@@ -361,8 +393,14 @@ func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCal
 // marked as OpenAI's, with their ID, encrypted content, summary parts and
 // the item that followed them, so that [FillResponses] sends them back in
 // their place; the images its image_generation_call items made as image
-// parts marked as OpenAI's, with their item IDs. Other output items (the
-// calls of hosted tools) are not kept.
+// parts marked as OpenAI's, with their item IDs; its custom tool calls as
+// tool calls whose arguments are {"input": text} (Metadata["openai_custom"]
+// true), which go back as custom tool calls, their results as their
+// outputs. The calls of hosted tools (web search, file search, code
+// interpreter, MCP) are not kept; the client calls a message has no place
+// for (computer, shell, apply patch, MCP approval requests) are kept as
+// their JSON in Metadata["openai_client_items"], for the runtime that runs
+// them, and are not sent back.
 func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 	m := nous.AssistantMessage("")
 	if resp == nil {
@@ -404,6 +442,19 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
 				Metadata: map[string]any{metaItemID: item.ID}})
 			keys = append(keys, item.CallID)
+		case "custom_tool_call":
+			args, _ := json.Marshal(map[string]string{"input": item.Input})
+			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
+				Metadata: map[string]any{metaItemID: item.ID, metaCustom: true}})
+			keys = append(keys, item.CallID)
+		case "computer_call", "local_shell_call", "shell_call", "apply_patch_call", "mcp_approval_request":
+			// Calls of the client's that a message has no place for: kept
+			// as they came, for the runtime that runs them; never sent back.
+			if m.Metadata == nil {
+				m.Metadata = map[string]any{}
+			}
+			kept, _ := m.Metadata[metaClientItems].([]any)
+			m.Metadata[metaClientItems] = append(kept, item.RawJSON())
 		case "reasoning":
 			thinking = append(thinking, reasoningPart(resp.Output, k))
 		case "image_generation_call":
@@ -494,7 +545,7 @@ func reasoningPart(output []responses.ResponseOutputItemUnion, k int) nous.Conte
 		switch next.Type {
 		case "message", "image_generation_call":
 			keys = append(keys, next.ID)
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			keys = append(keys, next.CallID)
 		default:
 			if len(keys) == 0 {
