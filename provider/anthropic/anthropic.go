@@ -57,7 +57,8 @@
 //
 // [Message] keeps what the API answered exactly: text with its citations,
 // thinking blocks with their signatures (in [nous.ContentPart.Options]),
-// tool calls with their input bytes as arguments, and the blocks of the
+// tool calls with their input bytes as arguments (and, for a call code
+// execution made, its caller), and the blocks of the
 // API's server tools (web search, code execution) as their JSON in the
 // message's Metadata, sent back only to this API; so a response brought in
 // and sent back gives the API the same blocks, in their order, and a turn
@@ -99,6 +100,8 @@ const (
 	optCitations = "citations"             // a text part's citations, their JSON
 	metaOrder    = "anthropic_block_order" // on a message: its blocks' kinds in the order they came
 	metaBlocks   = "anthropic_blocks"      // on a message: the JSON of the blocks kept whole
+	metaCaller   = "anthropic_caller"      // on a tool call: the JSON of the caller, when code made the call
+	metaToolset  = "anthropic_toolset"     // on a tool call: its toolset's name
 )
 
 // toolUseID is what the API takes as a tool_use block's ID.

@@ -133,17 +133,21 @@ func mergeAssistant(have, more []anthropic.ContentBlockParamUnion, paused bool) 
 // one, which the API goes on with when the turn is sent back last, and
 // refuses anywhere else. A message left with no block goes.
 func (b *builder) answeredOnly() {
+	referred := map[string]bool{} // the server tool uses a result, or a call their code made, names
+	for _, m := range b.messages {
+		if a := m.OfAssistant; a != nil {
+			for _, block := range a.Content {
+				for _, id := range refers(block) {
+					referred[id] = true
+				}
+			}
+		}
+	}
 	msgs := b.messages[:0]
 	for k, m := range b.messages {
 		if a := m.OfAssistant; a != nil && k < len(b.messages)-1 {
-			results := map[string]bool{}
-			for _, block := range a.Content {
-				if id := block.GetToolUseID(); id != nil && block.OfToolResult == nil {
-					results[*id] = true
-				}
-			}
 			a.Content = slices.DeleteFunc(a.Content, func(block anthropic.ContentBlockParamUnion) bool {
-				return block.OfServerToolUse != nil && !results[block.OfServerToolUse.ID]
+				return block.OfServerToolUse != nil && !referred[block.OfServerToolUse.ID]
 			})
 			if len(a.Content) == 0 {
 				continue
@@ -152,6 +156,34 @@ func (b *builder) answeredOnly() {
 		msgs = append(msgs, m)
 	}
 	b.messages = msgs
+}
+
+// refers returns the server tool uses block names: the one a result block
+// answers (also one of a type newer than the SDK, sent as its JSON), or the
+// code execution that made a tool use.
+func refers(block anthropic.ContentBlockParamUnion) []string {
+	var v struct {
+		ToolUseID string `json:"tool_use_id"`
+		ToolID    string `json:"tool_id"`
+	}
+	switch {
+	case block.OfToolResult != nil:
+	case block.GetToolUseID() != nil:
+		return []string{*block.GetToolUseID()}
+	case block.OfToolUse != nil:
+		if raw, ok := block.OfToolUse.Caller.Overrides(); ok {
+			if b, ok := raw.(json.RawMessage); ok && json.Unmarshal(b, &v) == nil && v.ToolID != "" {
+				return []string{v.ToolID}
+			}
+		}
+	default:
+		if raw, ok := block.Overrides(); ok {
+			if b, ok := raw.(json.RawMessage); ok && json.Unmarshal(b, &v) == nil && v.ToolUseID != "" {
+				return []string{v.ToolUseID}
+			}
+		}
+	}
+	return nil
 }
 
 // addSystem appends a system message in the conversation.
@@ -295,7 +327,17 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
 		callAt[tc.ID] = len(calls)
-		calls = append(calls, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name))
+		block := anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name)
+		if caller, _ := tc.Metadata[metaCaller].(string); caller != "" {
+			if !json.Valid([]byte(caller)) {
+				return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a caller that is not JSON: %w", ErrUnsupported)}
+			}
+			block.OfToolUse.Caller = param.Override[anthropic.ToolUseBlockParamCallerUnion](json.RawMessage(caller))
+		}
+		if toolset, _ := tc.Metadata[metaToolset].(string); toolset != "" {
+			block.OfToolUse.ToolsetName = anthropic.String(toolset)
+		}
+		calls = append(calls, block)
 	}
 	order, _ := m.Metadata[metaOrder].([]any)
 	if order == nil {

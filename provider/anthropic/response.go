@@ -67,7 +67,24 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 			if len(args) == 0 {
 				args = json.RawMessage("{}")
 			}
-			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+			tc := nous.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}
+			var extra struct {
+				Caller      json.RawMessage `json:"caller"`
+				ToolsetName string          `json:"toolset_name"`
+			}
+			if json.Unmarshal([]byte(b.RawJSON()), &extra) == nil {
+				var caller struct{ Type string }
+				if json.Unmarshal(extra.Caller, &caller) == nil && caller.Type != "" && caller.Type != "direct" {
+					tc.Metadata = map[string]any{metaCaller: string(extra.Caller)} // code that called it
+				}
+				if extra.ToolsetName != "" {
+					if tc.Metadata == nil {
+						tc.Metadata = map[string]any{}
+					}
+					tc.Metadata[metaToolset] = extra.ToolsetName
+				}
+			}
+			m.ToolCalls = append(m.ToolCalls, tc)
 		}
 	}
 	if len(parts) == 1 && !thinking && parts[0].Options == nil {
