@@ -154,3 +154,39 @@ func RoundTrip(t testing.TB, c *nous.Context) *nous.Context {
 	Must(t, err)
 	return d
 }
+
+// Refill puts m, a message an adapter made of a response, in a context
+// after a user message, with its calls answered, and fills a request of it
+// with do: the adapter either refuses it with an *adapt.Error, or fills a
+// request that encodes, and the same one again after a JSON round trip of
+// the context. It is the property every adapter's fuzz target checks.
+func Refill(t *testing.T, m nous.Message, do func(c *nous.Context) (request any, err error)) {
+	t.Helper()
+	c := nous.NewContext()
+	if c.AddMessage(nous.UserMessage("q")) != nil || c.AddMessage(m) != nil {
+		return
+	}
+	for _, tc := range m.ToolCalls {
+		if c.AddMessage(nous.ToolMessage(tc.ID, tc.Name, "ok")) != nil {
+			return
+		}
+	}
+	first, err := do(c)
+	if err != nil {
+		if e := (*adapt.Error)(nil); !errors.As(err, &e) {
+			t.Fatalf("%v, not an *Error", err)
+		}
+		return
+	}
+	a, err := json.Marshal(first)
+	if err != nil {
+		t.Fatalf("the request does not encode: %v", err)
+	}
+	again, err := do(RoundTrip(t, c))
+	if err != nil {
+		t.Fatalf("after a round trip of the context: %v", err)
+	}
+	if b, _ := json.Marshal(again); !bytes.Equal(a, b) {
+		t.Fatalf("the request changed in a round trip of the context:\n%s\n%s", a, b)
+	}
+}

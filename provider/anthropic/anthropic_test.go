@@ -146,6 +146,17 @@ func TestRoundTrip(t *testing.T) {
 	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Nice?")), m, msg(nous.ToolMessage("toolu_1", "weather", "sunny"))))
 	c = adapttest.RoundTrip(t, c) // as a store keeps it
 	body := send(t, c)
+	sameBlocks(t, body, 1, response)
+	if !bytes.Contains(body, []byte(`{"z":1,"a":[1,2],"city":"Nice"}`)) {
+		t.Errorf("the tool input's bytes changed: %s", body)
+	}
+	golden(t, "round_trip", body)
+}
+
+// sameBlocks checks that message k of the request body is the assistant
+// turn of response, block for block.
+func sameBlocks(t *testing.T, body []byte, k int, response string) {
+	t.Helper()
 	var sent struct {
 		Messages []struct {
 			Role    string            `json:"role"`
@@ -157,19 +168,14 @@ func TestRoundTrip(t *testing.T) {
 		Content []json.RawMessage `json:"content"`
 	}
 	must(t, json.Unmarshal([]byte(response), &original))
-	got := sent.Messages[1]
-	if got.Role != "assistant" || len(got.Content) != len(original.Content) {
+	if len(sent.Messages) <= k || sent.Messages[k].Role != "assistant" || len(sent.Messages[k].Content) != len(original.Content) {
 		t.Fatalf("the assistant turn went back as %s", body)
 	}
-	for i := range original.Content {
-		if !sameJSON(t, got.Content[i], original.Content[i]) {
-			t.Errorf("block %d went back as %s, came as %s", i, got.Content[i], original.Content[i])
+	for i, b := range sent.Messages[k].Content {
+		if !sameJSON(t, b, original.Content[i]) {
+			t.Errorf("block %d went back as %s, came as %s", i, b, original.Content[i])
 		}
 	}
-	if !bytes.Contains(body, []byte(`{"z":1,"a":[1,2],"city":"Nice"}`)) {
-		t.Errorf("the tool input's bytes changed: %s", body)
-	}
-	golden(t, "round_trip", body)
 }
 
 // Views the API would refuse are an *Error naming the message and the
@@ -242,26 +248,10 @@ func TestServerTools(t *testing.T) {
 	must(t, c.AddMessages(msg(nous.UserMessage("When was Claude Shannon born?")), m, msg(nous.UserMessage("Thanks."))))
 	c = adapttest.RoundTrip(t, c)
 	body := send(t, c)
-	var sent struct {
-		Messages []struct {
-			Role    string            `json:"role"`
-			Content []json.RawMessage `json:"content"`
-		} `json:"messages"`
+	if len(sentOf(t, body).Messages) != 3 {
+		t.Fatalf("sent %s", body)
 	}
-	must(t, json.Unmarshal(body, &sent))
-	var original struct {
-		Content []json.RawMessage `json:"content"`
-	}
-	must(t, json.Unmarshal([]byte(response), &original))
-	got := sent.Messages[1].Content
-	if len(sent.Messages) != 3 || len(got) != len(original.Content) {
-		t.Fatalf("the assistant turn went back as %s", body)
-	}
-	for i := range original.Content {
-		if !sameJSON(t, got[i], original.Content[i]) {
-			t.Errorf("block %d went back as %s, came as %s", i, got[i], original.Content[i])
-		}
-	}
+	sameBlocks(t, body, 1, response)
 	golden(t, "server_tools", body)
 }
 

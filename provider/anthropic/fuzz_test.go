@@ -9,6 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
@@ -33,44 +34,11 @@ func FuzzResponse(f *testing.F) {
 			return // the API sends UTF-8; a context keeps text as UTF-8
 		}
 		m, _ := nousanthropic.Message(&resp)
-		c := nous.NewContext()
-		if c.AddMessage(nous.UserMessage("q")) != nil || c.AddMessage(m) != nil {
-			return
-		}
-		for _, tc := range m.ToolCalls {
-			if c.AddMessage(nous.ToolMessage(tc.ID, tc.Name, "ok")) != nil {
-				return
-			}
-		}
-		var params anthropic.MessageNewParams
-		err := nousanthropic.Fill(&params, c)
-		var e *nousanthropic.Error
-		if err != nil {
-			if !errors.As(err, &e) {
-				t.Fatalf("Fill: %v, not an *Error", err)
-			}
-			return
-		}
-		first, err := json.Marshal(params)
-		if err != nil {
-			t.Fatalf("the request does not encode: %v", err)
-		}
-		data, err := c.Serialize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := nous.Deserialize(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var again anthropic.MessageNewParams
-		if err := nousanthropic.Fill(&again, back); err != nil {
-			t.Fatalf("Fill after a round trip: %v", err)
-		}
-		second, _ := json.Marshal(again)
-		if string(first) != string(second) {
-			t.Fatalf("the request changed in a round trip:\n%s\n%s", first, second)
-		}
+		adapttest.Refill(t, m, func(c *nous.Context) (any, error) {
+			var params anthropic.MessageNewParams
+			err := nousanthropic.Fill(&params, c) // before params is read
+			return params, err
+		})
 	})
 }
 

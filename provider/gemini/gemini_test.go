@@ -130,34 +130,24 @@ func TestRoundTrip(t *testing.T) {
 	must(t, c.AddMessages(msg(nous.UserMessage("Weather and time in Nice?")), m,
 		msg(nous.ToolMessage("fc_1", "weather", "sunny")), msg(nous.ToolMessage(m.ToolCalls[1].ID, "time", "noon"))))
 	c = adapttest.RoundTrip(t, c) // as a store keeps it
-	sent := send(t, c)
+	model, came, sent := modelTurn(t, c, 1, body)
+	if len(model) != 4 {
+		t.Fatalf("the model turn went back as %s", sent)
+	}
+	for k, p := range came {
+		var x, y map[string]any
+		must(t, json.Unmarshal(p, &x))
+		must(t, json.Unmarshal(model[k], &y))
+		if x["thoughtSignature"] != y["thoughtSignature"] || x["thought"] != y["thought"] || x["text"] != y["text"] {
+			t.Errorf("part %d went back as %s, came as %s", k, model[k], p)
+		}
+	}
 	var got struct {
 		Contents []struct {
-			Role  string            `json:"role"`
 			Parts []json.RawMessage `json:"parts"`
 		} `json:"contents"`
 	}
 	must(t, json.Unmarshal(sent, &got))
-	var came struct {
-		Candidates []struct {
-			Content struct {
-				Parts []json.RawMessage `json:"parts"`
-			} `json:"content"`
-		} `json:"candidates"`
-	}
-	must(t, json.Unmarshal([]byte(body), &came))
-	model := got.Contents[1]
-	if model.Role != "model" || len(model.Parts) != 4 {
-		t.Fatalf("the model turn went back as %s", sent)
-	}
-	for k, p := range came.Candidates[0].Content.Parts {
-		var x, y map[string]any
-		must(t, json.Unmarshal(p, &x))
-		must(t, json.Unmarshal(model.Parts[k], &y))
-		if x["thoughtSignature"] != y["thoughtSignature"] || x["thought"] != y["thought"] || x["text"] != y["text"] {
-			t.Errorf("part %d went back as %s, came as %s", k, model.Parts[k], p)
-		}
-	}
 	if len(got.Contents) != 3 || len(got.Contents[2].Parts) != 2 {
 		t.Errorf("the two results are not one user content of two parts: %s", sent)
 	}
@@ -230,6 +220,19 @@ func modelTurn(t *testing.T, c *nous.Context, k int, came string) (sent, origina
 	return got.Contents[k].Parts, resp.Candidates[0].Content.Parts, body
 }
 
+// sameParts checks that the parts sent are those that came, part for part.
+func sameParts(t *testing.T, sent, came []json.RawMessage, body []byte) {
+	t.Helper()
+	if len(sent) != len(came) {
+		t.Fatalf("the model turn went back as %s", body)
+	}
+	for k := range came {
+		if !adapttest.SameJSON(t, sent[k], came[k]) {
+			t.Errorf("part %d went back as %s, came as %s", k, sent[k], came[k])
+		}
+	}
+}
+
 // receive decodes a response body through the SDK, as a client gets it.
 func receive(t *testing.T, body string) nous.Message {
 	t.Helper()
@@ -268,14 +271,7 @@ func TestImageOutput(t *testing.T) {
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), m, msg(nous.UserMessage("Make it orange."))))
 	sent, original, out := modelTurn(t, adapttest.RoundTrip(t, c), 1, body)
-	if len(sent) != len(original) {
-		t.Fatalf("the model turn went back as %s", out)
-	}
-	for k := range original {
-		if !adapttest.SameJSON(t, sent[k], original[k]) {
-			t.Errorf("part %d went back as %s, came as %s", k, sent[k], original[k])
-		}
-	}
+	sameParts(t, sent, original, out)
 	golden(t, "image_output", out)
 }
 
@@ -293,14 +289,7 @@ func TestCodeExecution(t *testing.T) {
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("2^10?")), m, msg(nous.UserMessage("Thanks."))))
 	sent, original, out := modelTurn(t, adapttest.RoundTrip(t, c), 1, body)
-	if len(sent) != len(original) {
-		t.Fatalf("the model turn went back as %s", out)
-	}
-	for k := range original {
-		if !adapttest.SameJSON(t, sent[k], original[k]) {
-			t.Errorf("part %d went back as %s, came as %s", k, sent[k], original[k])
-		}
-	}
+	sameParts(t, sent, original, out)
 }
 
 // An assistant message a runtime made with an image (no order recorded)

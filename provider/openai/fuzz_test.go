@@ -2,7 +2,6 @@ package openai_test
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 	"unicode/utf8"
 
@@ -10,50 +9,9 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousopenai "github.com/nous-go/nous/provider/openai"
 )
-
-// fillTwice fills a request with fill from a context holding m after a user
-// message (its calls answered), and again after a JSON round trip of the
-// context: no panic, an *Error or the same request twice.
-func fillTwice(t *testing.T, m nous.Message, fill func(*nous.Context) (any, error)) {
-	c := nous.NewContext()
-	if c.AddMessage(nous.UserMessage("q")) != nil || c.AddMessage(m) != nil {
-		return
-	}
-	for _, tc := range m.ToolCalls {
-		if c.AddMessage(nous.ToolMessage(tc.ID, tc.Name, "ok")) != nil {
-			return
-		}
-	}
-	first, err := fill(c)
-	if err != nil {
-		var e *nousopenai.Error
-		if !errors.As(err, &e) {
-			t.Fatalf("fill: %v, not an *Error", err)
-		}
-		return
-	}
-	a, err := json.Marshal(first)
-	if err != nil {
-		t.Fatalf("the request does not encode: %v", err)
-	}
-	data, err := c.Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := nous.Deserialize(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := fill(back)
-	if err != nil {
-		t.Fatalf("fill after a round trip: %v", err)
-	}
-	if b, _ := json.Marshal(again); string(a) != string(b) {
-		t.Fatalf("the request changed in a round trip:\n%s\n%s", a, b)
-	}
-}
 
 // FuzzResponses: any Responses API response the SDK decodes becomes a
 // message whose request survives a round trip of its context.
@@ -72,7 +30,7 @@ func FuzzResponses(f *testing.F) {
 			return // the API sends UTF-8; a context keeps text as UTF-8
 		}
 		m, _ := nousopenai.ResponseMessage(&resp)
-		fillTwice(t, m, func(c *nous.Context) (any, error) {
+		adapttest.Refill(t, m, func(c *nous.Context) (any, error) {
 			var p responses.ResponseNewParams
 			err := nousopenai.FillResponses(&p, c) // before p is read
 			return p, err
@@ -100,7 +58,7 @@ func FuzzChat(f *testing.F) {
 		if err != nil {
 			return
 		}
-		fillTwice(t, m, func(c *nous.Context) (any, error) {
+		adapttest.Refill(t, m, func(c *nous.Context) (any, error) {
 			var p openai.ChatCompletionNewParams
 			err := nousopenai.FillChat(&p, c) // before p is read
 			return p, err
