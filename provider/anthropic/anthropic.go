@@ -21,7 +21,10 @@
 //     [nous.Context.CheckToolPairing]; an error wrapping [nous.ErrUnpaired]).
 //     Repairing a view is the caller's choice: [nous.Context.PatchDanglingToolCalls].
 //     The results of one assistant turn go in one user message, tool_result
-//     blocks first, then any user text that follows them.
+//     blocks first, then any user text that follows them (but none after
+//     the result of a call code execution made: the API wants that message
+//     to hold results only, and such a view is an error wrapping
+//     [ErrUnsupported]).
 //   - Content: no empty or whitespace-only text block is sent; a tool result
 //     without content is sent without content. Tool arguments must be a
 //     JSON object ("{}" when empty; another value: an error wrapping

@@ -29,6 +29,8 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 	}
 	leading := true
 	seen := map[string]bool{} // the tool_use IDs so far
+	byCode := map[string]bool{}
+	answeringCode := false // the last user message answers a tool call code made
 	for i, m := range c.All() {
 		var err error
 		switch m.Role {
@@ -44,16 +46,26 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		case nous.RoleUser:
 			var blocks []anthropic.ContentBlockParamUnion
 			blocks, err = userBlocks(&m)
+			if err == nil && answeringCode && b.last == nous.RoleUser && len(blocks) > 0 {
+				err = fmt.Errorf("user content in the message that answers a tool call code execution made, which takes tool results only: %w", ErrUnsupported)
+			}
 			b.add(nous.RoleUser, blocks...)
 		case nous.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
 			blocks, err = assistantBlocks(&m, seen)
 			b.add(nous.RoleAssistant, blocks...)
+			answeringCode = false
+			for _, tc := range m.ToolCalls {
+				if caller, _ := tc.Metadata[metaCaller].(string); caller != "" {
+					byCode[tc.ID] = true
+				}
+			}
 			b.paused = m.Metadata["stop_reason"] == "pause_turn"
 		case nous.RoleTool:
 			var block anthropic.ContentBlockParamUnion
 			block, err = toolResult(&m)
 			b.add(nous.RoleUser, block)
+			answeringCode = answeringCode || byCode[m.ToolCallID]
 		default:
 			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 		}
@@ -163,27 +175,42 @@ func (b *builder) answeredOnly() {
 // code execution that made a tool use.
 func refers(block anthropic.ContentBlockParamUnion) []string {
 	var v struct {
-		ToolUseID string `json:"tool_use_id"`
-		ToolID    string `json:"tool_id"`
+		ToolID string `json:"tool_id"`
 	}
 	switch {
 	case block.OfToolResult != nil:
-	case block.GetToolUseID() != nil:
-		return []string{*block.GetToolUseID()}
+		return nil
 	case block.OfToolUse != nil:
 		if raw, ok := block.OfToolUse.Caller.Overrides(); ok {
 			if b, ok := raw.(json.RawMessage); ok && json.Unmarshal(b, &v) == nil && v.ToolID != "" {
 				return []string{v.ToolID}
 			}
 		}
-	default:
-		if raw, ok := block.Overrides(); ok {
-			if b, ok := raw.(json.RawMessage); ok && json.Unmarshal(b, &v) == nil && v.ToolUseID != "" {
-				return []string{v.ToolUseID}
+		return nil
+	}
+	// A server tool's block, or one of a type newer than the SDK: the
+	// server tool use it answers, and the code execution that made it.
+	var b []byte
+	if raw, ok := block.Overrides(); ok {
+		b, _ = raw.(json.RawMessage)
+	} else if block.OfServerToolUse != nil || block.GetToolUseID() != nil {
+		b, _ = json.Marshal(block)
+	}
+	var w struct {
+		ToolUseID string `json:"tool_use_id"`
+		Caller    struct {
+			ToolID string `json:"tool_id"`
+		} `json:"caller"`
+	}
+	var ids []string
+	if json.Unmarshal(b, &w) == nil {
+		for _, id := range []string{w.ToolUseID, w.Caller.ToolID} {
+			if id != "" {
+				ids = append(ids, id)
 			}
 		}
 	}
-	return nil
+	return ids
 }
 
 // addSystem appends a system message in the conversation.
@@ -329,8 +356,9 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 		callAt[tc.ID] = len(calls)
 		block := anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name)
 		if caller, _ := tc.Metadata[metaCaller].(string); caller != "" {
-			if !json.Valid([]byte(caller)) {
-				return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a caller that is not JSON: %w", ErrUnsupported)}
+			var c struct{ Type string }
+			if json.Unmarshal([]byte(caller), &c) != nil || c.Type == "" {
+				return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a caller that is not an object with a type: %w", ErrUnsupported)}
 			}
 			block.OfToolUse.Caller = param.Override[anthropic.ToolUseBlockParamCallerUnion](json.RawMessage(caller))
 		}

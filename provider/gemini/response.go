@@ -48,8 +48,8 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 		}
 		switch kind := kindOf(p); kind {
 		case kindText, kindThought:
-			if strings.TrimSpace(p.Text) == "" && sig == "" {
-				continue // nothing: a blank part may only carry the turn's signature
+			if sig == "" && (p.Text == "" || kind == kindThought && strings.TrimSpace(p.Text) == "") {
+				continue // nothing: an empty part, or a blank thought, may only carry the turn's signature
 			}
 			fallthrough
 		case kindMedia:

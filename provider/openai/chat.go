@@ -151,6 +151,18 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 		if err != nil {
 			return msg, false, adapt.CallError{ID: tc.ID, Err: err}
 		}
+		if tc.Metadata[metaCustom] == true { // a custom tool's, its arguments {"input": text}
+			var in struct {
+				Input *string `json:"input"`
+			}
+			if json.Unmarshal(args, &in) != nil || in.Input == nil {
+				return msg, false, adapt.CallError{ID: tc.ID, Err: fmt.Errorf(`a custom tool call whose arguments are not {"input": text}: %w`, nous.ErrInvalidArguments)}
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfCustom: &openai.ChatCompletionMessageCustomToolCallParam{
+				ID: tc.ID, Custom: openai.ChatCompletionMessageCustomToolCallCustomParam{Name: tc.Name, Input: *in.Input},
+			}})
+			continue
+		}
 		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
 			ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: string(args)},
 		}})

@@ -56,9 +56,11 @@
 //     text is unchanged.
 //
 // [ChatMessage] and [ResponseMessage] keep what the API answered: text, tool
-// calls with their argument bytes, and (Responses) reasoning items, the
-// images of image generation calls, and the IDs of output items, so that a response brought in and sent back gives the
-// API the same items. Usage counts every prompt token in InputTokens (cached
+// calls with their argument bytes (and, in Responses, their namespace and
+// the program that made them), and (Responses) custom tool calls (sent to
+// Chat as custom calls too), reasoning items, the images of image
+// generation calls, and the IDs of output items, so that a response brought
+// in and sent back gives the API the same items. Usage counts every prompt token in InputTokens (cached
 // ones too) and reasoning in OutputTokens.
 package openai
 
@@ -97,6 +99,8 @@ const (
 	optUnsendable   = "unsendable"          // it followed an item a message does not keep: its items go without IDs
 	metaOrder       = "openai_item_order"   // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
 	metaCustom      = "openai_custom"       // on a tool call: a custom tool's, its arguments {"input": text}
+	metaNamespace   = "openai_namespace"    // on a tool call: its tool's namespace
+	metaCaller      = "openai_caller"       // on a tool call: the JSON of its caller, the program that made it
 	metaClientItems = "openai_client_items" // on a message: the JSON of client tool calls it cannot hold (computer, shell, patch)
 	optSummary      = "summary"             // the texts of its summary parts
 	metaItemID      = "openai_item_id"      // on a message, a text part or a tool call: its output item's ID

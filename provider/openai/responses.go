@@ -64,10 +64,8 @@ func responseItems(m *nous.Message, custom map[string]bool) ([]responses.Respons
 		if err != nil {
 			return nil, adapt.CallError{ID: m.ToolCallID, Err: err}
 		}
-		if custom[m.ToolCallID] { // its output is text
-			text := adapt.Texts(m)
-			item := responses.ResponseCustomToolCallOutputParam{CallID: m.ToolCallID,
-				Output: responses.ResponseCustomToolCallOutputOutputUnionParam{OfString: openai.String(strings.Join(text, ""))}}
+		if custom[m.ToolCallID] {
+			item := responses.ResponseCustomToolCallOutputParam{CallID: m.ToolCallID, Output: customOutput(out)}
 			return []responses.ResponseInputItemUnionParam{{OfCustomToolCallOutput: &item}}, nil
 		}
 		item := responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(m.ToolCallID), Output: out}
@@ -202,12 +200,24 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 			if id != "" {
 				call.ID = openai.String(id)
 			}
+			if ns, _ := tc.Metadata[metaNamespace].(string); ns != "" {
+				call.Namespace = openai.String(ns)
+			}
+			if caller, ok := callerOf(&tc); ok {
+				call.Caller = param.Override[responses.ResponseCustomToolCallCallerUnionParam](caller)
+			}
 			entries = append(entries, entry{key: tc.ID, item: responses.ResponseInputItemUnionParam{OfCustomToolCall: &call}})
 			continue
 		}
 		call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
 		if id != "" {
 			call.ID = openai.String(id)
+		}
+		if ns, _ := tc.Metadata[metaNamespace].(string); ns != "" {
+			call.Namespace = openai.String(ns)
+		}
+		if caller, ok := callerOf(&tc); ok {
+			call.Caller = param.Override[responses.ResponseFunctionToolCallCallerUnionParam](caller)
 		}
 		entries = append(entries, entry{key: tc.ID, item: responses.ResponseInputItemUnionParam{OfFunctionCall: &call}})
 	}
@@ -331,6 +341,28 @@ func outputMessage(id, text string, recorded any) responses.ResponseInputItemUni
 		ID: id, Status: responses.ResponseOutputMessageStatusCompleted, Content: content}}
 }
 
+// customOutput returns the output of a custom_tool_call_output item: the
+// output a function_call_output would have, text or a list of its parts.
+func customOutput(out responses.ResponseInputItemFunctionCallOutputOutputUnionParam) responses.ResponseCustomToolCallOutputOutputUnionParam {
+	if out.OfString.Valid() {
+		return responses.ResponseCustomToolCallOutputOutputUnionParam{OfString: out.OfString}
+	}
+	var list []responses.ResponseCustomToolCallOutputOutputOutputContentListItemUnionParam
+	for _, p := range out.OfResponseFunctionCallOutputItemArray {
+		var item responses.ResponseCustomToolCallOutputOutputOutputContentListItemUnionParam
+		switch {
+		case p.OfInputText != nil:
+			item.OfInputText = &responses.ResponseInputTextParam{Text: p.OfInputText.Text}
+		case p.OfInputImage != nil:
+			item.OfInputImage = &responses.ResponseInputImageParam{ImageURL: p.OfInputImage.ImageURL, Detail: responses.ResponseInputImageDetailAuto}
+		case p.OfInputFile != nil:
+			item.OfInputFile = &responses.ResponseInputFileParam{FileData: p.OfInputFile.FileData, FileURL: p.OfInputFile.FileURL, Filename: p.OfInputFile.Filename}
+		}
+		list = append(list, item)
+	}
+	return responses.ResponseCustomToolCallOutputOutputUnionParam{OfOutputContentList: list}
+}
+
 // responseToolOutput returns the output of a function_call_output item: the
 // text of a tool message, or a list of its text and images.
 func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCallOutputOutputUnionParam, error) {
@@ -440,12 +472,13 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 				args = json.RawMessage("{}")
 			}
 			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
-				Metadata: map[string]any{metaItemID: item.ID}})
+				Metadata: callMetadata(&item)})
 			keys = append(keys, item.CallID)
 		case "custom_tool_call":
 			args, _ := json.Marshal(map[string]string{"input": item.Input})
-			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args,
-				Metadata: map[string]any{metaItemID: item.ID, metaCustom: true}})
+			meta := callMetadata(&item)
+			meta[metaCustom] = true
+			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args, Metadata: meta})
 			keys = append(keys, item.CallID)
 		case "computer_call", "local_shell_call", "shell_call", "apply_patch_call", "mcp_approval_request":
 			// Calls of the client's that a message has no place for: kept
@@ -490,7 +523,7 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 // laidOut reports whether the items of output come as [FillResponses] lays
 // them out by default: images, then message items, then function calls.
 func laidOut(output []responses.ResponseOutputItemUnion) bool {
-	rank := map[string]int{"image_generation_call": 1, "message": 2, "function_call": 3}
+	rank := map[string]int{"image_generation_call": 1, "message": 2, "function_call": 3, "custom_tool_call": 3}
 	last := 0
 	for _, item := range output {
 		if r := rank[item.Type]; r > 0 {
@@ -501,6 +534,34 @@ func laidOut(output []responses.ResponseOutputItemUnion) bool {
 		}
 	}
 	return true
+}
+
+// callMetadata returns the Metadata of the tool call of a function or
+// custom tool call item: its item ID, and its namespace and caller (the
+// program that made it) when it has them.
+func callMetadata(item *responses.ResponseOutputItemUnion) map[string]any {
+	meta := map[string]any{metaItemID: item.ID}
+	if item.Namespace != "" {
+		meta[metaNamespace] = item.Namespace
+	}
+	if raw := item.JSON.Caller.Raw(); raw != "" && raw != "null" {
+		var caller struct{ Type string }
+		if json.Unmarshal([]byte(raw), &caller) == nil && caller.Type != "" {
+			meta[metaCaller] = raw
+		}
+	}
+	return meta
+}
+
+// callerOf returns the JSON of the caller a tool call keeps, when it is an
+// object with a type.
+func callerOf(tc *nous.ToolCall) (json.RawMessage, bool) {
+	raw, _ := tc.Metadata[metaCaller].(string)
+	var caller struct{ Type string }
+	if raw == "" || json.Unmarshal([]byte(raw), &caller) != nil || caller.Type == "" {
+		return nil, false
+	}
+	return json.RawMessage(raw), true
 }
 
 // imagePart returns the image part of an image_generation_call item: its
