@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"reflect"
 	"slices"
 	"time"
@@ -148,19 +149,22 @@ type Watcher interface {
 // savedAt is what a context remembers of the store it was last loaded,
 // saved or refreshed with.
 type savedAt struct {
-	store     Store      // the handle it last used
-	head      int64      // the seq it last saw stored
-	revision  int64      // the revision it last saw stored; 0: never saved
-	incarnate uuid.UUID  // the incarnation it last saw stored
-	state     []byte     // the state document it last wrote or read
-	toolCalls []ToolCall // c.ToolCalls as stored: a copy in an array of its own
-	attempt   *Batch     // the last batch sent since whose outcome is unknown: it may have landed
+	store     Store             // the handle it last used
+	head      int64             // the seq it last saw stored
+	revision  int64             // the revision it last saw stored; 0: never saved
+	incarnate uuid.UUID         // the incarnation it last saw stored
+	state     []byte            // the state document it last wrote or read
+	toolCalls []ToolCall        // c.ToolCalls as stored: a copy in an array of its own
+	encoded   []json.RawMessage // each of toolCalls as this package writes it, secrets redacted
+	attempts  []*Batch          // the batches sent since whose outcome is unknown: one may have landed
 }
 
 // newToolCalls returns the index from which c's tool calls are not stored:
 // the number stored, or 0 when the list was rewritten since: shorter, or a
-// stored call with another ID, name, arguments or metadata. It compares, it
-// does not encode: a save writes only the calls added since.
+// stored call with another ID, name, arguments or metadata (as it would be
+// stored: a value JSON cannot hold is dropped there). It compares what it
+// can without encoding (metadata of plain JSON values, deeply); only a call
+// whose metadata holds other values is encoded to be compared.
 func (c *Context) newToolCalls() int {
 	saved := c.saved.toolCalls
 	if len(c.ToolCalls) < len(saved) {
@@ -168,20 +172,66 @@ func (c *Context) newToolCalls() int {
 	}
 	for i := range saved {
 		a, b := &c.ToolCalls[i], &saved[i]
-		if a.ID != b.ID || a.Name != b.Name || string(a.Arguments) != string(b.Arguments) || !reflect.DeepEqual(a.Metadata, b.Metadata) {
+		if a.ID != b.ID || a.Name != b.Name || string(a.Arguments) != string(b.Arguments) {
+			return 0
+		}
+		if plainJSON(a.Metadata) && reflect.DeepEqual(a.Metadata, b.Metadata) {
+			continue
+		}
+		if i >= len(c.saved.encoded) || !bytes.Equal(c.encodeCalls(c.ToolCalls[i : i+1])[0], c.saved.encoded[i]) {
 			return 0
 		}
 	}
 	return len(saved)
 }
 
+// plainJSON reports whether v is made of the values JSON decodes to (and
+// numbers), which a deep copy copies and a deep comparison compares.
+func plainJSON(v any) bool {
+	switch v := v.(type) {
+	case nil, string, bool, json.Number, int, int64, int32, uint, uint64, uint32:
+		return true
+	case float64:
+		return !math.IsNaN(v) && !math.IsInf(v, 0)
+	case map[string]any:
+		for _, e := range v {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// encodeCalls returns calls as Save writes them, secrets redacted.
+func (c *Context) encodeCalls(calls []ToolCall) []json.RawMessage {
+	san := newSanitizer(c.Redact)
+	out, _ := encodeEach(len(calls), func(jw *jsonWriter, i int) {
+		tc, _ := san.toolCall(&calls[i])
+		jw.toolCall(&tc)
+	})
+	return out
+}
+
 // markSaved records what c's store now holds: calls from index callsAt on
-// are new in the store, those before it were there already.
-// It keeps copies of the new calls, so that one changed in place later
-// is seen as changed.
-func (c *Context) markSaved(s Store, info *LogInfo, state []byte, callsAt int) {
+// are new in the store (encoded: as written, nil to encode them), those
+// before it were there already. It keeps copies of the new calls, so that
+// one changed in place later is seen as changed.
+func (c *Context) markSaved(s Store, info *LogInfo, state []byte, callsAt int, encoded []json.RawMessage) {
+	if encoded == nil {
+		encoded = c.encodeCalls(c.ToolCalls[callsAt:])
+	}
 	calls := append(c.saved.toolCalls[:callsAt], cloneToolCalls(c.ToolCalls[callsAt:])...) // amortized: its own array
-	c.saved = savedAt{store: s, head: info.Head, revision: info.Revision, incarnate: info.Incarnation, state: state, toolCalls: calls}
+	enc := append(c.saved.encoded[:min(callsAt, len(c.saved.encoded))], encoded...)
+	c.saved = savedAt{store: s, head: info.Head, revision: info.Revision, incarnate: info.Incarnation, state: state, toolCalls: calls, encoded: enc}
 }
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -228,7 +278,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	state := c.stateJSON(san)
 	head, callsAt := c.log.len(), c.newToolCalls()
 	if head == c.saved.head && bytes.Equal(state, c.saved.state) && callsAt == len(c.ToolCalls) && callsAt == len(c.saved.toolCalls) &&
-		sameValue(s, c.saved.store) && c.saved.attempt == nil { // only the handle c last used: another may lack the log; nor after a batch that may have landed
+		sameValue(s, c.saved.store) && len(c.saved.attempts) == 0 { // only the handle c last used: another may lack the log; nor after a batch that may have landed
 		return nil
 	}
 	calls, err := encodeEach(len(c.ToolCalls)-callsAt, func(jw *jsonWriter, i int) {
@@ -262,11 +312,11 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 			}
 		}
 		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
-			c.saved.attempt = &b // its outcome is unknown: the next save looks for it
+			c.saved.attempts = append(c.saved.attempts, &b) // its outcome is unknown: the next save looks for it
 		}
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.markSaved(s, &info, state, callsAt)
+	c.markSaved(s, &info, state, callsAt, calls)
 	return nil
 }
 
@@ -297,13 +347,16 @@ func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
 	}
 	if len(st.Events) == 0 {
 		// Without events to tell it, the batch is an earlier attempt only
-		// when the store holds exactly what that attempt, or b, sent.
+		// when the store holds exactly what b, or an attempt whose outcome
+		// c never learnt, sent, on the tool calls c saw stored.
+		same := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 		holds := func(x *Batch) bool {
-			return x != nil && x.Info.Revision == info.Revision && len(x.Events) == 0 && bytes.Equal(st.State, x.State) &&
-				len(st.ToolCalls) == x.ToolCallsAt+len(x.ToolCalls) &&
-				slices.EqualFunc(st.ToolCalls[x.ToolCallsAt:], x.ToolCalls, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+			return x.Info.Revision == info.Revision && len(x.Events) == 0 && bytes.Equal(st.State, x.State) &&
+				st.ToolCallsAt == 0 && len(st.ToolCalls) == x.ToolCallsAt+len(x.ToolCalls) && x.ToolCallsAt <= len(c.saved.encoded) &&
+				slices.EqualFunc(st.ToolCalls[:x.ToolCallsAt], c.saved.encoded[:x.ToolCallsAt], same) &&
+				slices.EqualFunc(st.ToolCalls[x.ToolCallsAt:], x.ToolCalls, same)
 		}
-		if !holds(b) && !holds(c.saved.attempt) {
+		if !holds(b) && !slices.ContainsFunc(c.saved.attempts, holds) {
 			return false, nil // a state-only save of another writer's, perhaps
 		}
 	}
@@ -312,7 +365,7 @@ func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
 		return false, err
 	}
 	c.saved = savedAt{store: s, head: info.Head, revision: info.Revision, incarnate: info.Incarnation,
-		state: d.stateJSON(newSanitizer(c.Redact)), toolCalls: d.ToolCalls}
+		state: d.stateJSON(newSanitizer(c.Redact)), toolCalls: d.ToolCalls, encoded: c.encodeCalls(d.ToolCalls)}
 	return true, nil
 }
 
@@ -389,7 +442,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), 0)
+	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), 0, nil)
 	return c, nil
 }
 
@@ -450,7 +503,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt, c.ToolCalls = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt, d.ToolCalls
 	c.lists = nil
 	c.refreshLead()
-	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), st.ToolCallsAt) // the calls before it are those c had
+	c.markSaved(s, &info, c.stateJSON(newSanitizer(c.Redact)), st.ToolCallsAt, nil) // the calls before it are those c had
 	return nil
 }
 

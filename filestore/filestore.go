@@ -86,9 +86,6 @@ const (
 	maxCachedBytes = 32 << 20
 )
 
-// callBytes is what a stored tool call is taken to cost in the cache.
-const callBytes = 256
-
 // entry is a log the store has read: what its file holds, or why it cannot
 // be used.
 type entry struct {
@@ -215,30 +212,26 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 // write failed). s.mu is held.
 func (s *Store) used(id uuid.UUID) {
 	if e := s.logs[id]; e != nil {
-		e.bytes = int64(len(e.file.state)) + int64(len(e.file.toolCalls))*callBytes + int64(len(e.file.frames))*16
+		e.bytes = int64(len(e.file.state)) + int64(len(e.file.frames))*16
+		for _, call := range e.file.toolCalls {
+			e.bytes += int64(len(call))
+		}
 	}
 	if n := len(s.recent); n == 0 || s.recent[n-1] != id {
 		s.recent = append(slices.DeleteFunc(s.recent, func(o uuid.UUID) bool { return o == id }), id)
 	}
+	// Only the healthy logs count: one whose write failed stays apart.
+	s.recent = slices.DeleteFunc(s.recent, func(o uuid.UUID) bool { e := s.logs[o]; return e == nil || e.poisoned != nil })
 	var total int64
 	for _, o := range s.recent {
-		if e := s.logs[o]; e != nil {
-			total += e.bytes
-		}
+		total += s.logs[o].bytes
 	}
-	for i := 0; i < len(s.recent)-1 && (len(s.recent) > s.opts.cacheLogs || total > s.opts.cacheBytes); {
-		old := s.recent[i]
-		e := s.logs[old]
-		if e != nil && e.poisoned != nil {
-			i++
-			continue
-		}
-		if e != nil {
-			total -= e.bytes
-			e.close()
-			delete(s.logs, old)
-		}
-		s.recent = slices.Delete(s.recent, i, i+1)
+	for len(s.recent) > 1 && (len(s.recent) > s.opts.cacheLogs || total > s.opts.cacheBytes) {
+		e := s.logs[s.recent[0]]
+		total -= e.bytes
+		e.close()
+		delete(s.logs, s.recent[0])
+		s.recent = s.recent[1:]
 	}
 }
 
