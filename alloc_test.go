@@ -6,11 +6,14 @@
 package nous_test
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"runtime"
 	"testing"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/storetest"
 )
 
 // wantAllocs fails t unless f allocates at most max times per call, on
@@ -228,4 +231,26 @@ func TestAllocsIndependentOfLength(t *testing.T) {
 	if c := small["Log"]; c.allocs != 0 {
 		t.Errorf("Log allocates %.1f times per call, want 0", c.allocs)
 	}
+}
+
+// An idle Save (nothing new) compares the stored tool calls without
+// allocating for them: 1,000 calls with metadata cost what 10 do.
+func TestIdleSaveAllocations(t *testing.T) {
+	idle := func(n int) func() {
+		c := nous.NewContext()
+		for i := range n {
+			c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("call_", i), Name: "f", Arguments: []byte(`{"a":1}`),
+				Metadata: map[string]any{"thought_signature": "c2ln", "usage": map[string]any{"n": 1.5, "list": []any{"x", true, nil}}}})
+		}
+		s := storetest.NewMemory()
+		if err := c.Save(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := c.Save(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wantAllocs(t, "idle Save with 1,000 tool calls", testing.AllocsPerRun(200, idle(10)), idle(1000))
 }

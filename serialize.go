@@ -76,6 +76,7 @@ func (c *Context) Serialize() ([]byte, error) {
 // the context every value s did not change.
 func (c *Context) document(s *sanitizer) document {
 	d := c.state(s)
+	d.ToolCalls = s.toolCalls(c.ToolCalls)
 	d.Log = documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())}
 	if c.log.parent != uuid.Nil {
 		d.Log.ParentID, d.Log.ForkSeq = c.log.parent.String(), &c.log.forkSeq
@@ -91,12 +92,12 @@ func (c *Context) document(s *sanitizer) document {
 	return d
 }
 
-// state returns the document without its log and messages: the plain state
-// of the context, sanitized by s, as stores keep it beside the events.
+// state returns the document without its log, messages and tool calls:
+// the plain state of the context, sanitized by s, as stores keep it beside
+// the events and the tool calls.
 func (c *Context) state(s *sanitizer) document {
 	return document{
 		Version:       FormatVersion,
-		ToolCalls:     s.toolCalls(c.ToolCalls),
 		SystemPrompt:  c.SystemPrompt,
 		Deps:          s.deps(c.Deps),
 		Usage:         c.Usage,

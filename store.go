@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"reflect"
 	"slices"
 	"time"
 
@@ -175,7 +174,10 @@ func (c *Context) newToolCalls() int {
 		if a.ID != b.ID || a.Name != b.Name || string(a.Arguments) != string(b.Arguments) {
 			return 0
 		}
-		if plainJSON(a.Metadata) && reflect.DeepEqual(a.Metadata, b.Metadata) {
+		if equal, plain := plainEqual(a.Metadata, b.Metadata); plain {
+			if !equal {
+				return 0
+			}
 			continue
 		}
 		if i >= len(c.saved.encoded) || !bytes.Equal(c.encodeCalls(c.ToolCalls[i : i+1])[0], c.saved.encoded[i]) {
@@ -185,30 +187,59 @@ func (c *Context) newToolCalls() int {
 	return len(saved)
 }
 
-// plainJSON reports whether v is made of the values JSON decodes to (and
-// numbers), which a deep copy copies and a deep comparison compares.
-func plainJSON(v any) bool {
-	switch v := v.(type) {
-	case nil, string, bool, json.Number, int, int64, int32, uint, uint64, uint32:
-		return true
+// plainEqual reports whether a and b, metadata values, are equal; plain is
+// false when either holds a value of another kind than those JSON decodes
+// to (a NaN, a pointer, a struct...), which only their encodings compare.
+func plainEqual(a, b any) (equal, plain bool) {
+	switch a := a.(type) {
+	case nil:
+		return b == nil, true
+	case string:
+		v, ok := b.(string)
+		return ok && a == v, true
+	case bool:
+		v, ok := b.(bool)
+		return ok && a == v, true
+	case json.Number:
+		v, ok := b.(json.Number)
+		return ok && a == v, true
 	case float64:
-		return !math.IsNaN(v) && !math.IsInf(v, 0)
+		v, ok := b.(float64)
+		return ok && a == v, !math.IsNaN(a) && !math.IsInf(a, 0)
+	case int:
+		v, ok := b.(int)
+		return ok && a == v, true
+	case int64:
+		v, ok := b.(int64)
+		return ok && a == v, true
 	case map[string]any:
-		for _, e := range v {
-			if !plainJSON(e) {
-				return false
+		v, ok := b.(map[string]any)
+		if !ok || len(a) != len(v) || (a == nil) != (v == nil) {
+			return false, true
+		}
+		for k, x := range a {
+			y, found := v[k]
+			if !found {
+				return false, true
+			}
+			if eq, plain := plainEqual(x, y); !plain || !eq {
+				return eq, plain
 			}
 		}
-		return true
+		return true, true
 	case []any:
-		for _, e := range v {
-			if !plainJSON(e) {
-				return false
+		v, ok := b.([]any)
+		if !ok || len(a) != len(v) {
+			return false, true
+		}
+		for k := range a {
+			if eq, plain := plainEqual(a[k], v[k]); !plain || !eq {
+				return eq, plain
 			}
 		}
-		return true
+		return true, true
 	}
-	return false
+	return false, false
 }
 
 // encodeCalls returns calls as Save writes them, secrets redacted.
