@@ -128,7 +128,9 @@ func WithSummaryReserve(tokens int) CompactOption {
 // WithSplitActiveTurn allows cuts inside the active turn, after its user
 // message, when cutting before it is not enough: a long single-turn agent
 // run needs them (and a run without a user message, all active turn, can
-// be compacted only with them). Such a cut keeps everything before the turn's user
+// be compacted only with them). A range never takes an assistant message
+// whose calls are still waiting for their results at the end of the view:
+// they would come back without it. Such a cut keeps everything before the turn's user
 // message and the message itself, and replaces part of what follows it;
 // it never separates a tool call from its results. Default false. A plan
 // is one range, so the older turns go into a summary by a cut before the
@@ -171,6 +173,7 @@ type CompactPlan struct {
 	reserve  int
 	sumRes   int // the summary reserve it planned with
 	overlay  int // the tokens the overlay added
+	join     int // the token kept for the overlay's join to the summary (a range that starts the view)
 	counter  TokenCounter
 	dropped0 *Message  // &Dropped[0] as made
 	log      uuid.UUID // the log it was made for
@@ -195,6 +198,7 @@ type tokenCache struct {
 	straddled []bool           // straddled[i]: a call in entries[:i] has a result in entries[i:]
 	open      map[string][]int // the positions of the calls of each ID no result answered yet
 	last      map[string]int   // the position of the last call of each ID
+	signedRun int              // 1 + the position of the first signed thinking in the run of assistant messages without calls going on; 0: none
 }
 
 // sameValue reports whether a and b are surely the same value: of one type,
@@ -251,6 +255,7 @@ func (c *Context) index(tc TokenCounter) *tokenCache {
 	if k == 0 || t.counter == nil || k > len(c.view) || !slices.Equal(c.view[:k], t.entries) {
 		k = 0
 		t.entries, t.pre, t.straddled, t.open, t.last = t.entries[:0], append(t.pre[:0], 0), t.straddled[:0], map[string][]int{}, map[string]int{}
+		t.signedRun = 0
 	}
 	for i := k; i < len(c.view); i++ {
 		mi := c.view[i]
@@ -274,6 +279,21 @@ func (c *Context) index(tc TokenCounter) *tokenCache {
 		for _, call := range m.ToolCalls {
 			t.open[call.ID] = append(t.open[call.ID], i)
 			t.last[call.ID] = i
+		}
+		// Signed thinking goes with the calls after it, through the
+		// assistant messages without calls between them: no cut there.
+		switch {
+		case m.Role == RoleAssistant && len(m.ToolCalls) == 0:
+			if t.signedRun == 0 && signedThinking(m) {
+				t.signedRun = i + 1
+			}
+		case m.Role == RoleAssistant && t.signedRun > 0:
+			for j := t.signedRun; j <= i; j++ {
+				t.straddled[j] = true
+			}
+			t.signedRun = 0
+		default:
+			t.signedRun = 0
 		}
 	}
 	if t.counter == nil { // not kept: a counter that cannot be compared
@@ -302,6 +322,8 @@ type planner struct {
 	lead     int // the leading system messages kept
 	active   int // where the active turn starts
 	lastUser int // the last user message, -1 for none
+	end      int // no cut goes past it: where the calls whose results are still to come start
+	headJoin int // the token a range that starts the view keeps for the overlay's join to its summary
 }
 
 func (c *Context) planner(o *compactConfig) *planner {
@@ -337,26 +359,41 @@ func (c *Context) planner(o *compactConfig) *planner {
 			}
 		}
 	}
+	// The view may end with calls whose results are still to come (tools
+	// running): a range that took them would leave those results without
+	// their call. A call no result answers earlier on is dangling.
+	p.end = n
+	for j := n - 1; j >= p.lead; j-- {
+		m := &c.log.msg(c.view[j]).msg
+		if m.Role == RoleTool {
+			continue
+		}
+		if m.Role != RoleAssistant || !slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return slices.Contains(t.open[tc.ID], j) }) {
+			break
+		}
+		p.end = j
+	}
+	if c.leadMode == leadOverlaid {
+		p.headJoin = 1 // a counter's rounding of the overlay joined to another message
+	}
 	return p
 }
 
 // safe reports whether the view may be cut at position i, keeping
 // c.view[i:]: no call before i has a result at or after i, and the message
 // at i is not a tool message, which would follow the summary without its
-// call; nor does a cut separate signed thinking in an assistant message of
-// its own from the calls that follow it. A call no result answers
+// call; nor does a cut separate signed thinking in assistant messages of
+// its own from the calls that follow them. A call no result answers
 // (dangling) holds nothing; a result answers the last call of its ID
 // before it that no result answered, or, a second result, the last call of
-// its ID before it.
+// its ID before it. A cut past calls whose results are still to come (the
+// view ends with them) is not safe either: see planner.end.
 func (p *planner) safe(i int) bool {
 	if i == len(p.c.view) {
 		return true
 	}
 	m := &p.c.log.msg(p.c.view[i]).msg
-	if p.t.straddled[i] || m.Role == RoleTool {
-		return false
-	}
-	return i == 0 || len(m.ToolCalls) == 0 || !signedThinking(&p.c.log.msg(p.c.view[i-1]).msg)
+	return !p.t.straddled[i] && m.Role != RoleTool
 }
 
 // signedThinking reports whether m is an assistant message of signed
@@ -392,7 +429,11 @@ func signed(opts map[string]any) bool {
 // after returns the tokens of the view with [lo, hi) replaced by a summary.
 func (p *planner) after(lo, hi int) int {
 	n := len(p.c.view)
-	return p.overlay + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
+	join := 0
+	if lo == 0 {
+		join = p.headJoin
+	}
+	return p.overlay + join + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
 }
 
 // fit returns the smallest safe cut hi in (lo, end] whose replacement of
@@ -419,20 +460,23 @@ func (p *planner) fit(lo, end, budget int) (cut, bool) {
 // last safe cut at or before the active turn; lo == hi when nothing can be
 // dropped).
 func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
-	if best, ok = p.fit(p.lead, p.active, budget); ok {
+	if best, ok = p.fit(p.lead, min(p.active, p.end), budget); ok {
 		return best, true, best
 	}
-	n := len(p.c.view)
 	if p.o.split {
 		// Inside the kept turns, keeping every user message: the segments
 		// between them, the oldest first (the first from the active turn's
-		// start when that is not a user message, as in a run without one).
+		// start when that is not a user message, as in a run without one),
+		// each from its first safe place, none past p.end.
 		lo := p.active
-		for i := p.active; i <= n; i++ {
-			if i < n && p.c.log.msg(p.c.view[i]).msg.Role != RoleUser {
+		for i := p.active; i <= p.end; i++ {
+			if i < p.end && p.c.log.msg(p.c.view[i]).msg.Role != RoleUser {
 				continue
 			}
-			if lo < i && p.safe(lo) {
+			for lo < i && !p.safe(lo) {
+				lo++
+			}
+			if lo < i {
 				if best, ok = p.fit(lo, i, budget); ok {
 					return best, true, best
 				}
@@ -441,7 +485,7 @@ func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
 		}
 	}
 	fallback = cut{p.lead, p.lead, p.total + p.o.reserve}
-	for hi := p.active; hi > p.lead; hi-- {
+	for hi := min(p.active, p.end); hi > p.lead; hi-- {
 		if p.safe(hi) {
 			fallback = cut{p.lead, hi, p.after(p.lead, hi)}
 			break
@@ -489,6 +533,9 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 	p.dropped0 = &p.Dropped[0]
 	p.log, p.prefix, p.next, p.overlay, p.overlayT = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
+	if best.lo == 0 {
+		p.join = pl.headJoin
+	}
 	if best.hi < len(c.view) {
 		p.next = c.view[best.hi]
 	}
@@ -529,6 +576,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
 	case lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
 		!slices.Equal(c.view[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view) || c.view[hi] != p.next)) ||
+		(p.next < 0 && hi < len(c.view) && c.log.msg(c.view[hi]).msg.Role == RoleTool) || // a result of a call in the range
 		c.overlay != p.overlayT:
 		return fmt.Errorf("nous: apply compaction of %d..%d: the view is not the one planned: %w", p.First, p.Last, ErrConflict)
 	}
@@ -549,10 +597,18 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 			overlay = tokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
 		}
 	}
-	if after := p.TokensAfter - p.sumRes - p.overlay + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
+	if after := p.TokensAfter - p.sumRes - p.overlay - p.join + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
+}
+
+// b2i returns 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkSummary checks a message that replaces a range.
@@ -619,7 +675,7 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
 	c.ready()
 	o := compactOptions(opts)
-	o.summaryReserve = tokens(o.counter, marker(len(c.view)))
+	o.summaryReserve = tokens(o.counter, marker(1)) // each cut's own marker is counted below
 	pl := c.planner(&o)
 	off := 0
 	if c.leadMode == leadSynthetic {
@@ -646,15 +702,17 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 	if pl.total+o.reserve <= budget {
 		return view(cut{}), nil
 	}
-	// A plan prices the overlay as it shows on the head it has now; on a
-	// marker that takes the head's place it may count a token or so more:
-	// the real marker is counted, and a tighter plan made while it misses.
+	// A plan prices the marker of one omitted message, and the overlay as
+	// it shows on the head it has now: the real marker, and the overlay on
+	// it when it takes the head's place, are counted, and a tighter plan
+	// made while they miss.
 	fits := func(k cut) bool {
-		if k.lo != 0 || c.leadMode != leadOverlaid {
-			return true
-		}
 		mk := marker(k.hi - k.lo)
-		return k.after-o.summaryReserve-pl.overlay+tokens(o.counter, withOverlay(mk, c.overlay)) <= budget
+		cost := tokens(o.counter, mk) + pl.overlay
+		if k.lo == 0 && c.leadMode == leadOverlaid {
+			cost = tokens(o.counter, withOverlay(mk, c.overlay)) + pl.headJoin
+		}
+		return k.after-o.summaryReserve-pl.overlay+cost-pl.headJoin*b2i(k.lo == 0) <= budget
 	}
 	var fallback cut
 	for b := budget; ; b-- {

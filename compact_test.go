@@ -472,9 +472,8 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 		return fmt.Sprintf("the active turn (from %d) cut", active)
 	}
 	if split && hi > active {
-		startsTurn := lo == active && orig[active].Role != nous.RoleUser // the kept turns start without a user message
-		if lo < active || !startsTurn && (lo == 0 || orig[lo-1].Role != nous.RoleUser) {
-			return "a split that does not start right after a kept user message"
+		if lo < active {
+			return "a split that starts before the kept turns"
 		}
 		for _, m := range orig[lo:hi] {
 			if m.Role == nous.RoleUser {
