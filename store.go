@@ -155,8 +155,12 @@ type savedAt struct {
 	state     []byte            // the state document it last wrote or read
 	toolCalls []ToolCall        // c.ToolCalls as stored: a copy in an array of its own
 	encoded   []json.RawMessage // each of toolCalls as this package writes it, secrets redacted
-	attempts  []*Batch          // the batches sent since whose outcome is unknown: one may have landed
+	attempts  []*Batch          // the batches without events sent since whose outcome is unknown: one may have landed
 }
+
+// maxAttempts bounds the batches without events a context remembers of the
+// saves that failed since its last save: past it, the oldest kept stay.
+const maxAttempts = 16
 
 // newToolCalls returns the index from which c's tool calls are not stored:
 // the number stored, or 0 when the list was rewritten since: shorter, or a
@@ -229,7 +233,7 @@ func plainEqual(a, b any) (equal, plain bool) {
 		return true, true
 	case []any:
 		v, ok := b.([]any)
-		if !ok || len(a) != len(v) {
+		if !ok || len(a) != len(v) || (a == nil) != (v == nil) { // null and [] differ
 			return false, true
 		}
 		for k := range a {
@@ -342,8 +346,11 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 				return c.save(ctx, s, true)
 			}
 		}
-		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
-			c.saved.attempts = append(c.saved.attempts, &b) // its outcome is unknown: the next save looks for it
+		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && len(b.Events) == 0 && len(c.saved.attempts) < maxAttempts {
+			// Its outcome is unknown: the next save looks for it. (A batch
+			// with events is told by its events, which the next one sends
+			// again.)
+			c.saved.attempts = append(c.saved.attempts, &b)
 		}
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
@@ -382,7 +389,7 @@ func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
 		// c never learnt, sent, on the tool calls c saw stored.
 		same := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 		holds := func(x *Batch) bool {
-			return x.Info.Revision == info.Revision && len(x.Events) == 0 && bytes.Equal(st.State, x.State) &&
+			return len(x.Events) == 0 && bytes.Equal(st.State, x.State) &&
 				st.ToolCallsAt == 0 && len(st.ToolCalls) == x.ToolCallsAt+len(x.ToolCalls) && x.ToolCallsAt <= len(c.saved.encoded) &&
 				slices.EqualFunc(st.ToolCalls[:x.ToolCallsAt], c.saved.encoded[:x.ToolCallsAt], same) &&
 				slices.EqualFunc(st.ToolCalls[x.ToolCallsAt:], x.ToolCalls, same)

@@ -161,3 +161,20 @@ func TestStoreCase3PointerMetadataChangeSaved(t *testing.T) {
 		t.Fatalf("Save returned nil; Load gives metadata %v, the context has v=%s", g, w)
 	}
 }
+
+// A tool call's metadata changed from [] to null (which differ, stored) is
+// saved.
+func TestStoreCase3EmptyToNilSliceSaved(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	c := nous.NewContext()
+	c.AddToolCall(nous.ToolCall{ID: "a", Name: "f", Metadata: map[string]any{"k": []any{}}})
+	mustDo(t, c.Save(ctx, s))
+	c.ToolCalls[0].Metadata["k"] = []any(nil)
+	mustDo(t, c.Save(ctx, s))
+	d, err := nous.Load(ctx, s, c.Log().ID())
+	mustDo(t, err)
+	if v := d.ToolCalls[0].Metadata["k"]; v != nil {
+		t.Errorf("stored %#v, the context has null", v)
+	}
+}

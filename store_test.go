@@ -218,3 +218,29 @@ func TestSaveThroughUncomparableHandle(t *testing.T) {
 		t.Fatal("the stored context differs")
 	}
 }
+
+// A Refresh whose first stored event replaces a message (changing the view
+// in place) and whose second is bad leaves the context as it was.
+func TestRefreshBadEventAfterReplaceChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	a := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
+	mustDo(t, a.AddMessages(nous.UserMessage("one"), nous.AssistantMessage("two"), nous.UserMessage("three")))
+	mustDo(t, a.Save(ctx, s))
+	b, err := nous.Load(ctx, s, a.Log().ID())
+	mustDo(t, err)
+	mustDo(t, a.ReplaceMessage(1, nous.AssistantMessage("two, replaced")))
+	mustDo(t, a.AddMessage(nous.AssistantMessage("four"))) // the event made bad
+	mustDo(t, a.Save(ctx, s))
+	before := serialized(t, b)
+	if err := b.Refresh(ctx, badEvents{s, func(e map[string]any) { e["after"] = 1000 }}); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("Refresh of a bad event: %v, want ErrCorrupt", err)
+	}
+	if got := serialized(t, b); !bytes.Equal(got, before) {
+		t.Fatalf("a failed Refresh changed the context:\n%s\n%s", got, before)
+	}
+	mustDo(t, b.Refresh(ctx, s))
+	if x, y := serialized(t, a), serialized(t, b); !bytes.Equal(x, y) {
+		t.Fatalf("Refresh after a failed one:\n%s\n%s", y, x)
+	}
+}
