@@ -71,6 +71,29 @@ func BenchmarkSave(b *testing.B) {
 	}
 }
 
+// BenchmarkSaveFullCache saves one turn onto a log of 1k events while the
+// store keeps 255 other logs read (its cache full): what the cache's
+// bookkeeping adds to a save, without fsync.
+func BenchmarkSaveFullCache(b *testing.B) {
+	s, c := stored(b, 200, filestore.WithoutSync())
+	for range 255 {
+		o := nous.NewContext()
+		turn(b, o, 0)
+		if err := o.Save(context.Background(), s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	i := 200
+	for b.Loop() {
+		turn(b, c, i)
+		i++
+		if err := c.Save(context.Background(), s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkFloorWrite writes, and with sync fsyncs, the bytes one turn's
 // frame holds to a plain file opened for each write, as a save opens its
 // log's.

@@ -89,6 +89,10 @@ func TestCachePoisonedApart(t *testing.T) {
 	}
 	s.mu.Unlock()
 	if healthy != 2 {
-		t.Fatalf("a cache of 2 logs keeps %d healthy logs beside a poisoned one (s.recent counts it)", healthy)
+		t.Fatalf("a cache of 2 logs keeps %d healthy logs beside a poisoned one", healthy)
+	}
+	p.AddMessage(nous.UserMessage("p3"))
+	if err := p.Save(ctx, s); err == nil {
+		t.Fatal("a log whose write failed was saved to again before the store was opened again")
 	}
 }

@@ -11,6 +11,7 @@ package filestore
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +72,9 @@ type Store struct {
 	changed  map[uuid.UUID]chan struct{} // closed and replaced when a log changes, for Watch
 	watchers map[uuid.UUID]int           // how many Watch a log has: its channel goes with the last
 	open     []uuid.UUID                 // the logs whose files are open, oldest first
-	recent   []uuid.UUID                 // the logs in s.logs, least recently used first
+	recent   *list.List                  // the healthy logs in s.logs, least recently used first
+	elems    map[uuid.UUID]*list.Element // each log's element of recent
+	cached   int64                       // about what the logs in recent hold in memory
 }
 
 // maxOpen bounds the log files a store keeps open between saves; past it,
@@ -89,10 +92,11 @@ const (
 // entry is a log the store has read: what its file holds, or why it cannot
 // be used.
 type entry struct {
-	bytes    int64 // about what it holds in memory
-	file     logFile
-	f        *os.File // the log file open for appending, after its first append
-	poisoned error    // a write or fsync failed: the file's end is unknown until Open again
+	bytes     int64 // about what it holds in memory, as last counted
+	callBytes int64 // the bytes of its tool calls
+	file      logFile
+	f         *os.File // the log file open for appending, after its first append
+	poisoned  error    // a write or fsync failed: the file's end is unknown until Open again
 }
 
 // close closes e's file, if it is open.
@@ -111,7 +115,8 @@ const suffix = ".log"
 // nor Windows' file sharing, such as Plan 9, Solaris or WebAssembly, there
 // is no lock: open a directory from one process only.)
 func Open(dir string, opts ...Option) (*Store, error) {
-	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{}}
+	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{},
+		recent: list.New(), elems: map[uuid.UUID]*list.Element{}}
 	for _, o := range opts {
 		if o != nil {
 			o(&s.opts)
@@ -201,38 +206,59 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 	// The state and the tool calls are slices of b: copied, so that the
 	// file's content, events included, is not kept in memory.
 	lf.state, lf.toolCalls = bytes.Clone(lf.state), cloneEvents(lf.toolCalls)
-	e := &entry{file: lf}
+	e := &entry{file: lf, callBytes: sumBytes(lf.toolCalls)}
 	s.logs[id] = e
 	s.used(id)
 	return e, nil
 }
 
-// used marks log id, in s.logs, the most recently used, and forgets the
-// least recently used logs past the cache's bounds (but id, and those whose
-// write failed). s.mu is held.
+// used marks log id, in s.logs, the most recently used, counts what it
+// holds, and forgets the least recently used logs past the cache's bounds
+// (but id). A log whose write failed is not counted: it stays apart, until
+// Open again. s.mu is held.
 func (s *Store) used(id uuid.UUID) {
-	if e := s.logs[id]; e != nil {
-		e.bytes = int64(len(e.file.state)) + int64(len(e.file.frames))*16
-		for _, call := range e.file.toolCalls {
-			e.bytes += int64(len(call))
+	e := s.logs[id]
+	if e == nil || e.poisoned != nil {
+		s.forget(id, e)
+		return
+	}
+	bytes := int64(len(e.file.state)) + e.callBytes + int64(len(e.file.frames))*16
+	s.cached += bytes - e.bytes
+	e.bytes = bytes
+	if el, ok := s.elems[id]; ok {
+		s.recent.MoveToBack(el)
+	} else {
+		s.elems[id] = s.recent.PushBack(id)
+	}
+	for s.recent.Len() > 1 && (s.recent.Len() > s.opts.cacheLogs || s.cached > s.opts.cacheBytes) {
+		old := s.recent.Front().Value.(uuid.UUID)
+		e := s.logs[old]
+		s.forget(old, e)
+		e.close()
+		delete(s.logs, old)
+	}
+}
+
+// forget takes log id, whose entry is e (or nil), out of the cache's count.
+// s.mu is held.
+func (s *Store) forget(id uuid.UUID, e *entry) {
+	if el, ok := s.elems[id]; ok {
+		s.recent.Remove(el)
+		delete(s.elems, id)
+		if e != nil {
+			s.cached -= e.bytes
+			e.bytes = 0
 		}
 	}
-	if n := len(s.recent); n == 0 || s.recent[n-1] != id {
-		s.recent = append(slices.DeleteFunc(s.recent, func(o uuid.UUID) bool { return o == id }), id)
+}
+
+// sumBytes returns the bytes of calls.
+func sumBytes(calls []json.RawMessage) int64 {
+	var n int64
+	for _, c := range calls {
+		n += int64(len(c))
 	}
-	// Only the healthy logs count: one whose write failed stays apart.
-	s.recent = slices.DeleteFunc(s.recent, func(o uuid.UUID) bool { e := s.logs[o]; return e == nil || e.poisoned != nil })
-	var total int64
-	for _, o := range s.recent {
-		total += s.logs[o].bytes
-	}
-	for len(s.recent) > 1 && (len(s.recent) > s.opts.cacheLogs || total > s.opts.cacheBytes) {
-		e := s.logs[s.recent[0]]
-		total -= e.bytes
-		e.close()
-		delete(s.logs, s.recent[0])
-		s.recent = s.recent[1:]
-	}
+	return n
 }
 
 // cut truncates the file of log id to n bytes, cutting a torn last frame.
@@ -295,6 +321,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		if err := s.create(id, buf); err != nil {
 			if errors.As(err, new(errRenamed)) {
 				s.logs[id] = &entry{poisoned: err}
+				s.forget(id, nil)
 			}
 			return err
 		}
@@ -303,15 +330,19 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	} else if err := s.write(id, e, buf[len(magic):]); err != nil {
 		e.poisoned = err
 		e.close()
+		s.forget(id, e)
 		return err
 	}
+	removed := sumBytes(e.file.toolCalls[min(b.ToolCallsAt, len(e.file.toolCalls)):])
 	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), toolCallsAt: b.ToolCallsAt,
 		toolCalls: cloneEvents(b.ToolCalls), events: b.Events}
 	if err := e.file.add(&stored, e.file.good); err != nil {
 		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
 		e.close()
+		s.forget(id, e)
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
+	e.callBytes += sumBytes(stored.toolCalls) - removed
 	e.file.good += int64(len(buf) - len(magic))
 	s.used(id)
 	s.notify(id)
@@ -547,6 +578,7 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	// deleted too, without being read.
 	if e, ok := s.logs[id]; ok {
 		e.close()
+		s.forget(id, e)
 	}
 	err := os.Remove(s.path(id))
 	if errors.Is(err, os.ErrNotExist) {
