@@ -22,7 +22,10 @@ func TestCompactCaseSignedReasoningOtherProviders(t *testing.T) {
 	gemini := nous.AssistantMessage("")
 	gemini.Parts = []nous.ContentPart{{Type: nous.PartThinking, Content: words(20),
 		Options: map[string]any{"provider": "gemini", "thought_signature": "c2lnbmF0dXJlIGJ5dGVz"}}}
-	for name, think := range map[string]nous.Message{"anthropic redacted_thinking": redacted, "gemini thought_signature": gemini} {
+	openai := nous.AssistantMessage("")
+	openai.Parts = []nous.ContentPart{{Type: nous.PartThinking, Content: words(20),
+		Options: map[string]any{"provider": "openai", "id": "rs_1", "encrypted_content": "gAAAAABencrypted"}}}
+	for name, think := range map[string]nous.Message{"anthropic redacted_thinking": redacted, "gemini thought_signature": gemini, "openai encrypted_content": openai} {
 		t.Run(name, func(t *testing.T) {
 			x := nous.ToolCall{ID: "c1", Name: "f"}
 			c := rv(t, nous.SystemMessage("s"), nous.UserMessage(words(100)), think, nous.AssistantMessage("", x),
@@ -98,10 +101,17 @@ func TestCompactCaseViewWithinOverlayRounding(t *testing.T) {
 	mustDo(t, err)
 	mustDo(t, c.AddMessages(nous.AssistantMessage(words(30)), nous.UserMessage(words(30)), nous.AssistantMessage(words(30)), nous.UserMessage("q2")))
 	c.SetSystemPromptOverlay("word ")
+	failed := 0 // the largest budget ViewWithin found too small
 	for b := count(c); b > 0; b-- {
 		v, err := c.ViewWithin(b)
 		if err == nil && countMsgs(v) > b {
 			t.Fatalf("ViewWithin(%d) returned a view of %d tokens: %v", b, countMsgs(v), roles(v))
+		}
+		switch {
+		case err != nil && failed == 0:
+			failed = b
+		case err == nil && failed > 0:
+			t.Fatalf("ViewWithin(%d) fits, ViewWithin(%d) does not: a larger budget must fit too", b, failed)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,9 @@ func TestProgrammaticToolCallKeepsServerToolUse(t *testing.T) {
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("How many rows?")), calling, msg(nous.ToolMessage("toolu_def", "query_database", "[[1]]"))))
-	if body := send(t, c); !strings.Contains(string(body), `"srvtoolu_abc"`) {
+	if body := send(t, c); !slices.ContainsFunc(sentOf(t, body).Messages[1].Content, func(b map[string]any) bool {
+		return b["type"] == "server_tool_use" && b["id"] == "srvtoolu_abc"
+	}) {
 		t.Errorf("answering the code's tool call: the code's server_tool_use srvtoolu_abc was not sent: %s", body)
 	}
 	must(t, c.AddMessages(done, msg(nous.UserMessage("Thanks."))))
@@ -62,14 +65,14 @@ func TestProgrammaticToolCallKeepsServerToolUse(t *testing.T) {
 func TestToolUseCallerKept(t *testing.T) {
 	m, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
 	{"type":"server_tool_use","id":"srvtoolu_abc","name":"code_execution","input":{"code":"await query_database(sql='select 1')"}},
-	{"type":"tool_use","id":"toolu_def","name":"query_database","input":{"sql":"select 1"},"caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_abc"}}],
+	{"type":"tool_use","id":"toolu_def","name":"query_database","input":{"sql":"select 1"},"toolset_name":"db","caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_abc"}}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("toolu_def", "query_database", "[[1]]"))))
 	for _, mm := range sentOf(t, send(t, c)).Messages {
 		for _, b := range mm.Content {
-			if b["type"] == "tool_use" && b["caller"] == nil {
-				t.Errorf("tool_use %s went back without its caller: %v", b["id"], b)
+			if b["type"] == "tool_use" && (b["caller"] == nil || b["toolset_name"] != "db") {
+				t.Errorf("tool_use %s went back without its caller or toolset: %v", b["id"], b)
 			}
 		}
 	}

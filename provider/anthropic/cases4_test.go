@@ -51,11 +51,6 @@ func TestServerToolCallerKeepsCodeExecution(t *testing.T) {
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("What is new in Go 1.25?")), m, msg(nous.UserMessage("Just a summary, please."))))
-	var params anthropic.MessageNewParams
-	var e *nousanthropic.Error
-	if err := nousanthropic.Fill(&params, c); errors.As(err, &e) {
-		return // refused before sending: fine
-	}
 	body := send(t, c)
 	if o := callerOrphans(t, body); len(o) > 0 {
 		t.Errorf("blocks whose caller names a server_tool_use not in the request (the API refuses them): %v\n%s", o, body)
@@ -74,14 +69,16 @@ func TestProgrammaticResultMessageOnlyResults(t *testing.T) {
 	must(t, c.AddMessages(msg(nous.UserMessage("How many rows?")), m,
 		msg(nous.ToolMessage("toolu_def", "query_database", "[[1]]")), msg(nous.UserMessage("Also count the users."))))
 	var params anthropic.MessageNewParams
+	err := nousanthropic.Fill(&params, c)
 	var e *nousanthropic.Error
-	if err := nousanthropic.Fill(&params, c); errors.As(err, &e) {
-		return // refused before sending: fine
+	if !errors.As(err, &e) || !errors.Is(err, nousanthropic.ErrUnsupported) || e.Index != 3 {
+		t.Errorf("Fill: %v, want an *Error naming message 3 and wrapping ErrUnsupported", err)
 	}
+	c = nous.NewContext() // without the user's text, the results go alone
+	must(t, c.AddMessages(msg(nous.UserMessage("How many rows?")), m, msg(nous.ToolMessage("toolu_def", "query_database", "[[1]]"))))
 	s := sentOf(t, send(t, c))
-	last := s.Messages[len(s.Messages)-1]
-	if got := strings.Join(types(last.Content), ","); got != "tool_result" {
-		t.Errorf("the message answering the code's pending tool call holds %s; the API takes only tool_result blocks there", got)
+	if got := strings.Join(types(s.Messages[len(s.Messages)-1].Content), ","); got != "tool_result" {
+		t.Errorf("the message answering the code's pending tool call holds %s", got)
 	}
 }
 

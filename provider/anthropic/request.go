@@ -177,10 +177,7 @@ func refers(block anthropic.ContentBlockParamUnion) []string {
 	var v struct {
 		ToolID string `json:"tool_id"`
 	}
-	switch {
-	case block.OfToolResult != nil:
-		return nil
-	case block.OfToolUse != nil:
+	if block.OfToolUse != nil {
 		if raw, ok := block.OfToolUse.Caller.Overrides(); ok {
 			if b, ok := raw.(json.RawMessage); ok && json.Unmarshal(b, &v) == nil && v.ToolID != "" {
 				return []string{v.ToolID}

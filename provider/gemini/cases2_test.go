@@ -27,9 +27,9 @@ func TestCallOrderWithIDsAgain(t *testing.T) {
 		msg(nous.ToolMessage("call_1", "weather", "cold")),
 		msg(nous.AssistantMessage("Hot in Rome, cold in Oslo.")),
 		msg(nous.UserMessage("And Paris and London?")),
-		msg(nous.AssistantMessage("", call("call_0", "Paris"), call("call_1", "London"))),
-		msg(nous.ToolMessage("call_1", "weather", "rain")),
-		msg(nous.ToolMessage("call_0", "weather", "sun")),
+		msg(nous.AssistantMessage("", call("call_1", "Paris"), call("call_0", "London"))),
+		msg(nous.ToolMessage("call_0", "weather", "rain")),
+		msg(nous.ToolMessage("call_1", "weather", "sun")),
 	))
 	contents, err := nousgemini.Contents(c, &genai.GenerateContentConfig{})
 	must(t, err)
@@ -39,8 +39,8 @@ func TestCallOrderWithIDsAgain(t *testing.T) {
 			order = append(order, p.FunctionResponse.ID)
 		}
 	}
-	if !slices.Equal(order, []string{"call_0", "call_1"}) {
-		t.Errorf("function responses %v, not in the calls' order [call_0 call_1]: Paris's call is answered \"rain\" by position", order)
+	if !slices.Equal(order, []string{"call_1", "call_0"}) {
+		t.Errorf("function responses %v, not in the calls' order [call_1 call_0]: Paris's call is answered \"rain\" by position", order)
 	}
 }
 

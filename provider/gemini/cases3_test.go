@@ -12,12 +12,23 @@ import (
 // place in the recorded order: the signed thought after the text goes back
 // after it.
 func TestEmptyThoughtKeepsOrder(t *testing.T) {
-	const body = `{"candidates":[{"content":{"role":"model","parts":[
-	{"thought":true},
+	for _, blank := range []string{`{"thought":true}`, `{"text":" \n","thought":true}`} {
+		emptyThoughtKeepsOrder(t, blank)
+	}
+}
+
+func emptyThoughtKeepsOrder(t *testing.T, blank string) {
+	body := `{"candidates":[{"content":{"role":"model","parts":[
+	` + blank + `,
 	{"text":"Let me look it up."},
 	{"text":"The user wants Paris.","thought":true,"thoughtSignature":"c2lnQQ=="},
 	{"functionCall":{"id":"fc_1","name":"weather","args":{"city":"Paris"}},"thoughtSignature":"c2lnQg=="}]},"finishReason":"STOP"}],"modelVersion":"gemini-test"}`
 	m := receive(t, body)
+	for _, p := range m.Parts {
+		if p.Type == nous.PartThinking && strings.TrimSpace(p.Content) == "" && p.Options["thought_signature"] == nil {
+			t.Errorf("%s: a blank thought without a signature is a part of the message", blank)
+		}
+	}
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Paris?")), m, msg(nous.ToolMessage("fc_1", "weather", "sun"))))
 	sent, came, out := modelTurn(t, c, 1, body)

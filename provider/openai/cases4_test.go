@@ -112,3 +112,25 @@ func TestCustomCallNamespaceAndCallerKept(t *testing.T) {
 		}
 	}
 }
+
+// A function call of a namespaced tool, made by a program: its namespace
+// and caller go back with it, as a custom call's do.
+func TestFunctionCallNamespaceAndCallerKept(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"function_call","id":"fc_1","call_id":"call_1","namespace":"db","name":"query","arguments":"{}","caller":{"type":"program","caller_id":"prog_1"},"status":"completed"}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "query", "1"))))
+	found := false
+	for _, it := range inputItems(t, sendResponses(t, c)) {
+		if it["type"] == "function_call" {
+			found = true
+			if it["namespace"] != "db" || it["caller"] == nil {
+				b, _ := json.Marshal(it)
+				t.Errorf("the call went back as %s: namespace and caller lost", b)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no function call sent")
+	}
+}
