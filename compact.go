@@ -362,16 +362,21 @@ func (c *Context) planner(o *compactConfig) *planner {
 	// The view may end with calls whose results are still to come (tools
 	// running): a range that took them would leave those results without
 	// their call. A call no result answers earlier on is dangling.
+	// The last group is the calls and results the view ends with (calls
+	// may span several assistant messages): its first message with a call
+	// still open bounds the cuts.
 	p.end = n
 	for j := n - 1; j >= p.lead; j-- {
 		m := &c.log.msg(c.view[j]).msg
 		if m.Role == RoleTool {
 			continue
 		}
-		if m.Role != RoleAssistant || !slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return slices.Contains(t.open[tc.ID], j) }) {
+		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
 			break
 		}
-		p.end = j
+		if slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return slices.Contains(t.open[tc.ID], j) }) {
+			p.end = j
+		}
 	}
 	if c.leadMode == leadOverlaid {
 		p.headJoin = 1 // a counter's rounding of the overlay joined to another message
@@ -710,9 +715,9 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 		mk := marker(k.hi - k.lo)
 		cost := tokens(o.counter, mk) + pl.overlay
 		if k.lo == 0 && c.leadMode == leadOverlaid {
-			cost = tokens(o.counter, withOverlay(mk, c.overlay)) + pl.headJoin
+			cost = tokens(o.counter, withOverlay(mk, c.overlay))
 		}
-		return k.after-o.summaryReserve-pl.overlay+cost-pl.headJoin*b2i(k.lo == 0) <= budget
+		return k.after-o.summaryReserve-pl.overlay-pl.headJoin*b2i(k.lo == 0)+cost <= budget
 	}
 	var fallback cut
 	for b := budget; ; b-- {
@@ -726,6 +731,9 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 		if fits(best) {
 			return view(best), nil
 		}
+	}
+	if fallback.hi > fallback.lo && fits(fallback) { // planned with more than its real marker, it fits
+		return view(fallback), nil
 	}
 	return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
 }
