@@ -75,8 +75,9 @@ func (c *Context) Serialize() ([]byte, error) {
 // document returns what Serialize writes, sanitized by s. It shares with
 // the context every value s did not change.
 func (c *Context) document(s *sanitizer) document {
+	calls := s.toolCalls(c.ToolCalls) // first, as the document holds them
 	d := c.state(s)
-	d.ToolCalls = s.toolCalls(c.ToolCalls)
+	d.ToolCalls = calls
 	d.Log = documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())}
 	if c.log.parent != uuid.Nil {
 		d.Log.ParentID, d.Log.ForkSeq = c.log.parent.String(), &c.log.forkSeq

@@ -207,9 +207,9 @@ func plainEqual(a, b any) (equal, plain bool) {
 	case json.Number:
 		v, ok := b.(json.Number)
 		return ok && a == v, true
-	case float64:
+	case float64: // by bits: -0 is written "-0"
 		v, ok := b.(float64)
-		return ok && a == v, !math.IsNaN(a) && !math.IsInf(a, 0)
+		return ok && math.Float64bits(a) == math.Float64bits(v), !math.IsNaN(a) && !math.IsInf(a, 0)
 	case int:
 		v, ok := b.(int)
 		return ok && a == v, true
