@@ -242,18 +242,7 @@ func TestCaseCallsRacingCloseNotErrClosed(t *testing.T) {
 func TestCaseConcurrentOpensStrictIsolation(t *testing.T) {
 	for _, iso := range []string{"serializable", "repeatable%20read"} {
 		dsn := freshSchema(t) + "&default_transaction_isolation=" + iso
-		var wg sync.WaitGroup
-		errs := make([]error, 8)
-		for i := range errs {
-			wg.Go(func() {
-				s, err := pgstore.Open(bg, dsn)
-				if err == nil {
-					s.Close()
-				}
-				errs[i] = err
-			})
-		}
-		wg.Wait()
+		errs := openAtOnce(dsn, 8)
 		failed := 0
 		var example error
 		for _, err := range errs {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/pgstore"
 )
 
 // rawEvents returns n bookkeeping events with seqs after+1..after+n.
@@ -54,4 +56,22 @@ func readAll(t testing.TB, s nous.Store, id uuid.UUID) nous.Stored {
 	st, err := s.Read(bg, id, nous.Position{})
 	must(t, err)
 	return st
+}
+
+// openAtOnce opens dsn from n goroutines at once, closing each store
+// opened, and returns their errors.
+func openAtOnce(dsn string, n int) []error {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := pgstore.Open(bg, dsn)
+			if err == nil {
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errs
 }

@@ -225,18 +225,7 @@ func TestExactBytes(t *testing.T) {
 func TestSchema(t *testing.T) {
 	ctx := context.Background()
 	dsn := freshSchema(t)
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() {
-			s, err := pgstore.Open(ctx, dsn)
-			if err == nil {
-				s.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
+	errs := openAtOnce(dsn, 8)
 	for _, err := range errs {
 		must(t, err)
 	}
