@@ -434,11 +434,16 @@ func signed(opts map[string]any) bool {
 // after returns the tokens of the view with [lo, hi) replaced by a summary.
 func (p *planner) after(lo, hi int) int {
 	n := len(p.c.view)
-	join := 0
+	return p.overlay + p.join(lo) + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
+}
+
+// join returns the token a range from lo keeps for the overlay's join to
+// its summary: only a range that starts the view has one.
+func (p *planner) join(lo int) int {
 	if lo == 0 {
-		join = p.headJoin
+		return p.headJoin
 	}
-	return p.overlay + join + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
+	return 0
 }
 
 // fit returns the smallest safe cut hi in (lo, end] whose replacement of
@@ -538,9 +543,7 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
 	p.dropped0 = &p.Dropped[0]
 	p.log, p.prefix, p.next, p.overlay, p.overlayT = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
-	if best.lo == 0 {
-		p.join = pl.headJoin
-	}
+	p.join = pl.join(best.lo)
 	if best.hi < len(c.view) {
 		p.next = c.view[best.hi]
 	}
@@ -606,14 +609,6 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
-}
-
-// b2i returns 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // checkSummary checks a message that replaces a range.
@@ -717,7 +712,7 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 		if k.lo == 0 && c.leadMode == leadOverlaid {
 			cost = tokens(o.counter, withOverlay(mk, c.overlay))
 		}
-		return k.after-o.summaryReserve-pl.overlay-pl.headJoin*b2i(k.lo == 0)+cost <= budget
+		return k.after-o.summaryReserve-pl.overlay-pl.join(k.lo)+cost <= budget
 	}
 	var fallback cut
 	for b := budget; ; b-- {

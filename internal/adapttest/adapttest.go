@@ -190,3 +190,11 @@ func Refill(t *testing.T, m nous.Message, do func(c *nous.Context) (request any,
 		t.Fatalf("the request changed in a round trip of the context:\n%s\n%s", a, b)
 	}
 }
+
+// SameSet reports whether a and b hold the same strings, in any order.
+func SameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}

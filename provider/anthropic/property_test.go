@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -86,9 +85,7 @@ func checkRequest(body []byte) string {
 			}
 		}
 		if len(open) > 0 || len(results) > 0 {
-			slices.Sort(open)
-			slices.Sort(results)
-			if !slices.Equal(open, results) {
+			if !adapttest.SameSet(open, results) {
 				return "tool_use blocks " + strings.Join(open, ",") + " answered by " + strings.Join(results, ",")
 			}
 		}

@@ -1,7 +1,6 @@
 package gemini_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -61,9 +60,7 @@ func checkContents(contents []*genai.Content) string {
 			}
 		}
 		if len(open) > 0 || len(answered) > 0 {
-			slices.Sort(open)
-			slices.Sort(answered)
-			if !slices.Equal(open, answered) {
+			if !adapttest.SameSet(open, answered) {
 				return "calls " + strings.Join(open, ",") + " answered by " + strings.Join(answered, ",")
 			}
 		}

@@ -129,21 +129,7 @@ func (b *builder) inCallOrder(order map[string]int) {
 // textParts returns the text parts of m, its Content then its text parts,
 // each that is not blank, with the thought signature a text part carries.
 func textParts(m *nous.Message) []*genai.Part {
-	var out []*genai.Part
-	if !adapt.Blank(m.Content) {
-		out = append(out, &genai.Part{Text: m.Content})
-	}
-	for _, p := range m.Parts {
-		if p.Type != nous.PartText {
-			continue
-		}
-		// A blank text part goes only when it carries a signature, as
-		// Gemini ends a turn with one.
-		if sig, _ := signature(p.Options); !adapt.Blank(p.Content) || sig != nil {
-			out = append(out, &genai.Part{Text: p.Content, ThoughtSignature: sig})
-		}
-	}
-	return out
+	return slices.DeleteFunc(textSlots(m), isNil)
 }
 
 // userParts returns the parts of a user message: its text, then its parts

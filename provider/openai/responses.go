@@ -222,8 +222,14 @@ func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam
 		entries = append(entries, entry{key: tc.ID, item: responses.ResponseInputItemUnionParam{OfFunctionCall: &call}})
 	}
 	if order, ok := m.Metadata[metaOrder].([]any); ok {
+		pos := make(map[string]int, len(order))
+		for i := len(order) - 1; i >= 0; i-- { // the first place of a key
+			if k, ok := order[i].(string); ok && k != "" {
+				pos[k] = i
+			}
+		}
 		at := func(key string) int { // what the order does not name comes after
-			if i := slices.Index(order, any(key)); i >= 0 && key != "" {
+			if i, ok := pos[key]; ok {
 				return i
 			}
 			return len(order)
