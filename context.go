@@ -80,8 +80,13 @@ type Context struct {
 	StartedAt time.Time
 	// Stream says whether the runner streams responses; runtime-only.
 	Stream bool
-	// ToolCalls are the tool calls recorded by [Context.AddToolCall].
+	// ToolCalls are the tool calls recorded by [Context.AddToolCall]: the
+	// fold of the log's tool_call events, kept as they are appended. The
+	// context owns it; see AddToolCall for what a direct write does.
 	ToolCalls []ToolCall
+	// calls is ToolCalls as the context last set it: a Save finds a
+	// direct write by comparing the two headers, at no cost per call.
+	calls []ToolCall
 
 	// CancellationCheck, when set, returns an error once the run must stop.
 	CancellationCheck func() error
@@ -104,7 +109,7 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
-	saved savedAt // the store's head and state as c last saw them
+	synced syncPoint // the store's head and state as c last saw them
 
 	tokens tokenCache // what a token counter counted of the log's messages
 
@@ -344,11 +349,6 @@ func (c *Context) AssistantMessages() []Message {
 	return out
 }
 
-// AddToolCall records a copy of call in ToolCalls.
-func (c *Context) AddToolCall(call ToolCall) {
-	c.ToolCalls = append(c.ToolCalls, call.clone())
-}
-
 // AddUsage adds u to the context's usage, field by field.
 func (c *Context) AddUsage(u Usage) { c.Usage = c.Usage.Add(u) }
 
@@ -533,11 +533,15 @@ func (c *Context) Clone() *Context {
 	c.ready()
 	d := *c
 	d.Deps = jsonx.CloneMap(c.Deps)
-	d.ToolCalls = cloneToolCalls(c.ToolCalls)
+	d.ToolCalls, d.calls = cloneToolCalls(c.ToolCalls), nil
+	if c.recordToolCalls(false) == nil { // else d's own saves refuse its list, as c's do
+		d.ToolCalls = cloneToolCalls(c.ToolCalls)
+		d.calls = d.ToolCalls
+	}
 	d.Callbacks = maps.Clone(c.Callbacks)
 	d.lists = nil // d.Deps is a deep copy: no list of c's is in it
 	d.log = c.log.fork()
-	d.saved = savedAt{}     // a fork was never saved
+	d.synced = syncPoint{}  // a fork was never saved
 	d.tokens = tokenCache{} // its own: the counts are appended to
 	d.view = slices.Clip(c.view)
 	d.viewShared, c.viewShared = true, true

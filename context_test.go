@@ -280,7 +280,12 @@ func TestLoopControl(t *testing.T) {
 		assert.Equal(t, "call_123", c.ToolCalls[0].ID)
 		assert.Equal(t, `{"q":"test"}`, string(c.ToolCalls[0].Arguments))
 		assert.Equal(t, "fetch", c.ToolCalls[1].Name)
-		assert.Equal(t, 0, c.Log().Len(), "recording a tool call logs nothing")
+		require.Equal(t, 2, c.Log().Len(), "each call recorded is a tool_call event")
+		for i, e := range c.Log().Events() {
+			assert.Equal(t, nous.EventToolCall, e.Type)
+			assert.Equal(t, c.ToolCalls[i], *e.Call, "event %d records call %d", i+1, i)
+		}
+		assert.Equal(t, c.ToolCalls, c.Log().ToolCalls())
 	})
 	t.Run("AddUsage field by field", func(t *testing.T) {
 		c := nous.NewContext(nous.WithUsage(nous.Usage{1, 2, 3, 4, 5, 6, 7, 8}))
@@ -423,7 +428,7 @@ func TestClone(t *testing.T) {
 		id, seq, ok := d.Log().Parent()
 		require.True(t, ok)
 		assert.Equal(t, c.Log().ID(), id)
-		assert.Equal(t, int64(4), seq)
+		assert.Equal(t, int64(5), seq)
 		_, _, ok = c.Log().Parent()
 		assert.False(t, ok, "the original is not a fork")
 	})
@@ -454,7 +459,7 @@ func TestClone(t *testing.T) {
 		assert.Equal(t, 0, c.Iteration)
 		assert.Equal(t, want.NeedsResponse, c.NeedsResponse)
 		assert.Equal(t, "", c.SystemPromptOverlay())
-		assert.Equal(t, 4, c.Log().Len())
+		assert.Equal(t, 5, c.Log().Len())
 		requireFolds(t, d)
 
 		// and the original every way there is
@@ -579,7 +584,7 @@ func TestZeroContext(t *testing.T) {
 	c.SetSystemPromptOverlay("o")
 	assert.Equal(t, []string{"o", "hi"}, viewTexts(&c))
 	assert.NotEqual(t, uuid.Nil, c.Log().ID())
-	assert.Equal(t, 2, c.Log().Len())
+	assert.Equal(t, 3, c.Log().Len())
 	assert.True(t, c.NeedsResponse)
 	requireFolds(t, &c)
 	assert.Equal(t, 0, d.Len(), "a clone of the zero context is independent")

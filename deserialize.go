@@ -242,6 +242,9 @@ func restoreV2(w *wireInput) (*Context, error) {
 		return nil, err
 	}
 	c.log, c.view = l, view
+	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
+		return nil, fmt.Errorf("nous: deserialize: %w", err)
+	}
 	return c, nil
 }
 
@@ -260,6 +263,7 @@ func parseLogID(s string) (uuid.UUID, error) {
 
 // restoreState returns a context holding the plain state of w (everything
 // but the messages and the log), by the rules of version 1 when v1 is true.
+// Its ToolCalls are those w kept apart from its log, for takeToolCalls.
 func restoreState(w *wireInput, v1 bool) (*Context, error) {
 	c := &Context{
 		SystemPrompt:  w.SystemPrompt,

@@ -168,7 +168,15 @@ func TestDeserializeReferenceFixtures(t *testing.T) {
 			}
 			var doc struct{ Events []json.RawMessage }
 			require.NoError(t, json.Unmarshal(data, &doc))
-			assert.Equal(t, len(doc.Events), c.Log().Len(), "every event is kept")
+			var calls struct {
+				ToolCalls []json.RawMessage `json:"tool_calls"`
+			}
+			require.NoError(t, json.Unmarshal(data, &calls))
+			assert.Equal(t, len(doc.Events)+len(calls.ToolCalls), c.Log().Len(), "every event is kept, and each recorded call is one more")
+			for i, tc := range c.ToolCalls {
+				e, _ := c.Log().Event(int64(len(doc.Events) + 1 + i))
+				assert.Equal(t, tc, *e.Call, "the event of recorded call %d", i)
+			}
 		})
 	}
 }

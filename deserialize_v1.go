@@ -82,6 +82,9 @@ func restoreNew(w *wireInput, events []Event, prefix string) (*Context, error) {
 		return nil, err
 	}
 	c.log, c.view = l, view
+	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
+		return nil, fmt.Errorf("nous: deserialize: %w", err)
+	}
 	return c, nil
 }
 

@@ -69,6 +69,12 @@ var (
 	// length, the order of seqs, a version, JSON that does not decode.
 	ErrCorrupt = errors.New("corrupt stored data")
 
+	// ErrToolCallsEdited reports a Context.ToolCalls that no longer starts
+	// with the calls the log records: an element was removed, replaced or
+	// changed. Save, Refresh and Serialize return it and change nothing;
+	// see [Context.AddToolCall] for the way out.
+	ErrToolCallsEdited = errors.New("tool calls edited: they are a record of the log")
+
 	// ErrMalformed reports serialized data that is not valid JSON of the
 	// expected shape; the error names the place.
 	ErrMalformed = errors.New("malformed serialized context")

@@ -95,6 +95,12 @@ type Event struct {
 	// [Context.PatchDanglingToolCalls] inserts a call's missing result this
 	// way, next to the call. 0 for every other event.
 	After int64 `json:"after,omitzero"`
+
+	// Call, on a tool_call event, is the call [Context.AddToolCall]
+	// recorded: Context.ToolCalls is the fold of these, in seq order. A
+	// tool_call event logged with [Context.LogEvent] has none. Nil for
+	// every other type.
+	Call *ToolCall `json:"call,omitzero"`
 }
 
 // UnmarshalJSON decodes an event; whole numbers in Data decode as int. It
@@ -147,12 +153,18 @@ func (e *Event) check() error {
 		if e.First != 0 || e.Last != 0 || e.After != 0 {
 			return fmt.Errorf("%s event carries a place in the view: %w", e.Type, ErrInvalidLog)
 		}
+		if e.Call != nil && e.Type != EventToolCall {
+			return fmt.Errorf("%s event carries a tool call (only tool_call events record one): %w", e.Type, ErrInvalidLog)
+		}
 		return nil
 	case !e.Type.IsSurface():
 		return fmt.Errorf("event type %q: %w", e.Type, ErrUnknownEventType)
 	}
 	if e.Message == nil {
 		return fmt.Errorf("%s event without a message: %w", e.Type, ErrInvalidLog)
+	}
+	if e.Call != nil {
+		return fmt.Errorf("%s event carries a tool call (only tool_call events record one): %w", e.Type, ErrInvalidLog)
 	}
 	if err := e.Message.validate(); err != nil {
 		return err

@@ -137,18 +137,21 @@ func filledContext(t *testing.T) *Context {
 	events := make([]Event, 4)
 	for i := range events {
 		events[i] = filled[Event](fmt.Sprint("event", i))
-		events[i].Seq, events[i].First, events[i].Last, events[i].After = int64(i+1), 0, 0, 0
+		events[i].Seq, events[i].First, events[i].Last, events[i].After, events[i].Call = int64(i+1), 0, 0, 0, nil
 	}
 	events[1].After = 1 // the tool result goes right after event 1's entry
 	events[0].Message = &assistant
 	events[1].Type, events[1].Message = EventToolResult, &tool
 	events[2].Type, events[2].Message, events[2].First, events[2].Last = EventReplace, &assistant, 1, 2
-	events[3].Type, events[3].Message = EventTurnStart, nil
+	call := filled[ToolCall]("recorded")
+	events[3].Type, events[3].Message, events[3].Call = EventToolCall, nil, &call
 
 	c := filled[Context]("context")
 	l, view, err := restoreLog(uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7()), 2, events, false)
 	require.NoError(t, err)
 	c.log, c.view = l, view
+	c.ToolCalls = c.log.toolCalls() // the fold of the tool_call event
+	c.calls = c.ToolCalls
 	return &c
 }
 

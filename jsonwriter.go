@@ -215,6 +215,10 @@ func (w *jsonWriter) event(e *Event) {
 	w.optInt("first", e.First)
 	w.optInt("last", e.Last)
 	w.optInt("after", e.After)
+	if e.Call != nil {
+		w.key("call")
+		w.toolCall(e.Call)
+	}
 	w.buf.WriteByte('}')
 }
 

@@ -327,6 +327,12 @@ func (s *sanitizer) event(l *eventLog, seq int64) Event {
 		e.Message = s.message(&l.msg(r.mi).msg)
 		s.pop()
 	}
+	if r.call != 0 {
+		s.push(segment{key: "call"})
+		tc, _ := s.toolCall(l.calls.at(r.call - 1))
+		s.pop()
+		e.Call = &tc
+	}
 	return e
 }
 

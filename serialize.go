@@ -56,10 +56,19 @@ type documentLog struct {
 // Messages are not redacted: they are what the model saw, and the provider
 // data in them (signatures, token counts) must come back unchanged.
 //
+// The tool calls are in the log, each in the tool_call event that recorded
+// it; the document's tool_calls is their projection for readers of version
+// 1. Calls appended to ToolCalls directly are recorded first, and a list
+// that is no longer the log's record is an error wrapping
+// [ErrToolCallsEdited] (see [Context.AddToolCall]).
+//
 // Serialize reads the log in place, copying no message; its cost is that of
 // encoding the events and the view.
 func (c *Context) Serialize() ([]byte, error) {
 	c.ready()
+	if err := c.recordToolCalls(true); err != nil {
+		return nil, fmt.Errorf("nous: serialize: %w", err)
+	}
 	s := newSanitizer(c.Redact)
 	d := c.document(s)
 	c.warnDropped(s, "Serialize")
@@ -75,7 +84,7 @@ func (c *Context) Serialize() ([]byte, error) {
 // document returns what Serialize writes, sanitized by s. It shares with
 // the context every value s did not change.
 func (c *Context) document(s *sanitizer) document {
-	calls := s.toolCalls(c.ToolCalls) // first, as the document holds them
+	calls := s.toolCalls(c.ToolCalls) // first, as the document holds them; the log's, as recordToolCalls checked
 	d := c.state(s)
 	d.ToolCalls = calls
 	d.Log = documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())}
@@ -181,6 +190,9 @@ func eventSize(e *Event) int {
 	n := 96 + len(e.Type) + anySize(e.Data)
 	if e.Message != nil {
 		n += messageSize(e.Message)
+	}
+	if e.Call != nil {
+		n += toolCallSize(e.Call)
 	}
 	return n
 }

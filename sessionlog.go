@@ -20,6 +20,7 @@ type record struct {
 	first, last int64 // replace events
 	after       int64 // message events inserted after an entry
 	mi          int64 // surface events: the index of the message in msgs
+	call        int64 // tool_call events that record a call: 1 + its index in calls; 0 for none
 }
 
 // stored is a surface event's message as the log stores it, with the seq of
@@ -36,8 +37,9 @@ type eventLog struct {
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
-	recs    chunks[record] // the events, recs.at(seq-1) for seq
-	msgs    chunks[stored] // the surface events' messages, in append order
+	recs    chunks[record]   // the events, recs.at(seq-1) for seq
+	msgs    chunks[stored]   // the surface events' messages, in append order
+	calls   chunks[ToolCall] // the calls tool_call events record, in append order
 }
 
 // emptyLog is what a nil or zero [SessionLog] reads: no events, no ID. It
@@ -64,7 +66,32 @@ func (l *eventLog) event(seq int64) Event {
 		m := l.msg(r.mi).msg.clone()
 		e.Message = &m
 	}
+	if r.call != 0 {
+		tc := l.calls.at(r.call - 1).clone()
+		e.Call = &tc
+	}
 	return e
+}
+
+// pushCall appends r, a tool_call event, recording the call *tc, and
+// returns its seq. tc must not be used elsewhere afterwards.
+func (l *eventLog) pushCall(r *record, tc *ToolCall) int64 {
+	r.call = l.calls.push(tc) + 1
+	return l.push(r)
+}
+
+// toolCalls returns the calls the log records, in order: the fold of its
+// tool_call events, a copy the caller owns; nil for none.
+func (l *eventLog) toolCalls() []ToolCall {
+	n := l.calls.len()
+	if n == 0 {
+		return nil
+	}
+	out := make([]ToolCall, n)
+	for i := range out {
+		out[i] = l.calls.at(int64(i)).clone()
+	}
+	return out
 }
 
 // push appends r, a bookkeeping event, and returns its seq.
@@ -171,6 +198,12 @@ func (h *SessionLog) Event(seq int64) (Event, bool) {
 	return l.event(seq), true
 }
 
+// ToolCalls returns the calls the log's tool_call events record
+// ([Context.AddToolCall]), in order: what Context.ToolCalls holds when
+// nothing but the context wrote it. The slice and the calls are a copy the
+// caller owns; nil for none.
+func (h *SessionLog) ToolCalls() []ToolCall { return h.log().toolCalls() }
+
 // fork returns a log that shares every event of l and appends on its own.
 // It costs the same for any length of log: the chunks are shared, not
 // copied, and clipped so that an append on either side cannot write where
@@ -178,7 +211,7 @@ func (h *SessionLog) Event(seq int64) (Event, bool) {
 func (l *eventLog) fork() eventLog {
 	return eventLog{
 		id: newLogID(), parent: l.id, forkSeq: l.recs.len(),
-		recs: l.recs.clip(), msgs: l.msgs.clip(),
+		recs: l.recs.clip(), msgs: l.msgs.clip(), calls: l.calls.clip(),
 	}
 }
 
@@ -186,7 +219,7 @@ func (l *eventLog) fork() eventLog {
 // appends later; l's appends write only past what the copy can see.
 func (l *eventLog) snapshot() *eventLog {
 	s := *l
-	s.recs, s.msgs = l.recs.clip(), l.msgs.clip()
+	s.recs, s.msgs, s.calls = l.recs.clip(), l.msgs.clip(), l.calls.clip()
 	return &s
 }
 
@@ -274,6 +307,14 @@ func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool)
 		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last, after: e.After}
 		if !owned {
 			r.data = jsonx.CloneMap(r.data)
+		}
+		if e.Call != nil { // check made sure only a tool_call event has one
+			tc := *e.Call
+			if !owned {
+				tc = tc.clone()
+			}
+			l.pushCall(&r, &tc)
+			continue
 		}
 		if e.Message == nil { // check made sure a surface event has one
 			l.push(&r)

@@ -42,7 +42,7 @@ func (s *r3flaky) Append(ctx context.Context, b nous.Batch) error {
 
 func r3revision(t *testing.T, s nous.Store, id uuid.UUID) int64 {
 	t.Helper()
-	st, err := s.Read(context.Background(), id, nous.Position{})
+	st, err := s.Read(context.Background(), id, 0)
 	mustDo(t, err)
 	return st.Info.Revision
 }
@@ -77,10 +77,9 @@ func TestStoreCase3EveryAttemptRemembered(t *testing.T) {
 	}
 }
 
-// S3: two contexts loaded at one head both save; exactly one may succeed.
-// Writer d rewrites stored tool call 0 and adds call B; c adds the same
-// call B: c's save conflicts (d's batch is not taken for c's own, for the
-// calls before it are not those c saw stored).
+// Two contexts loaded at one head both record the same call and save;
+// exactly one may succeed: c's save conflicts (d's batch is not taken for
+// c's own, for its event is d's, not c's).
 func TestStoreCase3LandedChecksToolCallPrefix(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.NewMemory()
@@ -91,8 +90,7 @@ func TestStoreCase3LandedChecksToolCallPrefix(t *testing.T) {
 
 	d, err := nous.Load(ctx, s, c.Log().ID())
 	mustDo(t, err)
-	d.ToolCalls[0] = nous.ToolCall{ID: "a", Name: "f", Arguments: json.RawMessage(`{"v":2}`)}
-	d.AddToolCall(nous.ToolCall{ID: "b", Name: "g"})
+	d.AddToolCall(nous.ToolCall{ID: "b", Name: "g", Arguments: json.RawMessage(`{"v":2}`)})
 	mustDo(t, d.Save(ctx, s))
 
 	c.AddToolCall(nous.ToolCall{ID: "b", Name: "g"})
@@ -100,8 +98,8 @@ func TestStoreCase3LandedChecksToolCallPrefix(t *testing.T) {
 	got, lerr := nous.Load(ctx, s, c.Log().ID())
 	mustDo(t, lerr)
 	if !errors.Is(err, nous.ErrConflict) {
-		t.Fatalf("c's save after d's: %v, want ErrConflict; the store now holds call a with arguments %s (d saved {\"v\":2})",
-			err, got.ToolCalls[0].Arguments)
+		t.Fatalf("c's save after d's: %v, want ErrConflict; the store now holds call b with arguments %s (d saved {\"v\":2})",
+			err, got.ToolCalls[1].Arguments)
 	}
 }
 
@@ -140,41 +138,3 @@ func TestStoreCase3NaNMetadataRefresh(t *testing.T) {
 	}
 }
 
-type r3sig struct {
-	V string `json:"v"`
-}
-
-// A change made through a pointer metadata holds is saved (S2): such
-// metadata is compared as it is stored.
-func TestStoreCase3PointerMetadataChangeSaved(t *testing.T) {
-	ctx := context.Background()
-	s := storetest.NewMemory()
-	c := nous.NewContext(r2quiet)
-	mustDo(t, c.AddMessage(nous.UserMessage("one")))
-	c.AddToolCall(nous.ToolCall{ID: "a", Name: "f", Metadata: map[string]any{"sig": &r3sig{V: "v1"}}})
-	mustDo(t, c.Save(ctx, s))
-	c.ToolCalls[0].Metadata["sig"].(*r3sig).V = "v2"
-	mustDo(t, c.Save(ctx, s))
-	got, err := nous.Load(ctx, s, c.Log().ID())
-	mustDo(t, err)
-	if g, w := got.ToolCalls[0].Metadata["sig"], c.ToolCalls[0].Metadata["sig"].(*r3sig).V; g.(map[string]any)["v"] != w {
-		t.Fatalf("Save returned nil; Load gives metadata %v, the context has v=%s", g, w)
-	}
-}
-
-// A tool call's metadata changed from [] to null (which differ, stored) is
-// saved.
-func TestStoreCase3EmptyToNilSliceSaved(t *testing.T) {
-	ctx := context.Background()
-	s := storetest.NewMemory()
-	c := nous.NewContext()
-	c.AddToolCall(nous.ToolCall{ID: "a", Name: "f", Metadata: map[string]any{"k": []any{}}})
-	mustDo(t, c.Save(ctx, s))
-	c.ToolCalls[0].Metadata["k"] = []any(nil)
-	mustDo(t, c.Save(ctx, s))
-	d, err := nous.Load(ctx, s, c.Log().ID())
-	mustDo(t, err)
-	if v := d.ToolCalls[0].Metadata["k"]; v != nil {
-		t.Errorf("stored %#v, the context has null", v)
-	}
-}

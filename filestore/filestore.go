@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -92,11 +91,10 @@ const (
 // entry is a log the store has read: what its file holds, or why it cannot
 // be used.
 type entry struct {
-	bytes     int64 // about what it holds in memory, as last counted
-	callBytes int64 // the bytes of its tool calls
-	file      logFile
-	f         *os.File // the log file open for appending, after its first append
-	poisoned  error    // a write or fsync failed: the file's end is unknown until Open again
+	bytes    int64 // about what it holds in memory, as last counted
+	file     logFile
+	f        *os.File // the log file open for appending, after its first append
+	poisoned error    // a write or fsync failed: the file's end is unknown until Open again
 }
 
 // close closes e's file, if it is open.
@@ -203,10 +201,11 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 			return nil, err
 		}
 	}
-	// The state and the tool calls are slices of b: copied, so that the
-	// file's content, events included, is not kept in memory.
-	lf.state, lf.toolCalls = bytes.Clone(lf.state), cloneEvents(lf.toolCalls)
-	e := &entry{file: lf, callBytes: sumBytes(lf.toolCalls)}
+	// The state and the calls a file of version 1 keeps apart are slices
+	// of b: copied, so that the file's content, events included, is not
+	// kept in memory.
+	lf.state, lf.calls = bytes.Clone(lf.state), cloneEvents(lf.calls)
+	e := &entry{file: lf}
 	s.logs[id] = e
 	s.used(id)
 	return e, nil
@@ -222,7 +221,7 @@ func (s *Store) used(id uuid.UUID) {
 		s.forget(id, e)
 		return
 	}
-	bytes := int64(len(e.file.state)) + e.callBytes + int64(len(e.file.frames))*16
+	bytes := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16
 	s.cached += bytes - e.bytes
 	e.bytes = bytes
 	if el, ok := s.elems[id]; ok {
@@ -252,7 +251,8 @@ func (s *Store) forget(id uuid.UUID, e *entry) {
 	}
 }
 
-// sumBytes returns the bytes of calls.
+// sumBytes returns the bytes of calls: those a file of version 1 keeps
+// apart, which only its first frame after an update to version 2 drops.
 func sumBytes(calls []json.RawMessage) int64 {
 	var n int64
 	for _, c := range calls {
@@ -309,11 +309,13 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		i := &e.file.info
 		return fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
 			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
-	case b.ToolCallsAt < 0 || (e == nil && b.ToolCallsAt != 0) || (e != nil && b.ToolCallsAt > len(e.file.toolCalls)):
-		return fmt.Errorf("filestore: log %s: tool calls from %d", id, b.ToolCallsAt)
 	}
-	f := frame{info: b.Info, after: b.After, state: b.State, toolCallsAt: b.ToolCallsAt, toolCalls: b.ToolCalls, events: b.Events}
-	buf := appendFrame([]byte(magic), &f)
+	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
+	version := byte(2)
+	if e != nil {
+		version = e.file.version
+	}
+	buf := appendFrame([]byte(magic), &f, version)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
 		return err
 	}
@@ -325,7 +327,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			}
 			return err
 		}
-		e = &entry{file: logFile{good: int64(len(magic))}}
+		e = &entry{file: logFile{version: 2, good: int64(len(magic))}}
 		s.logs[id] = e
 	} else if err := s.write(id, e, buf[len(magic):]); err != nil {
 		e.poisoned = err
@@ -333,16 +335,13 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		s.forget(id, e)
 		return err
 	}
-	removed := sumBytes(e.file.toolCalls[min(b.ToolCallsAt, len(e.file.toolCalls)):])
-	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), toolCallsAt: b.ToolCallsAt,
-		toolCalls: cloneEvents(b.ToolCalls), events: b.Events}
+	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: b.Events}
 	if err := e.file.add(&stored, e.file.good); err != nil {
 		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
 		e.close()
 		s.forget(id, e)
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	e.callBytes += sumBytes(stored.toolCalls) - removed
 	e.file.good += int64(len(buf) - len(magic))
 	s.used(id)
 	s.notify(id)
@@ -489,7 +488,7 @@ func syncDirectory(dir string) error {
 }
 
 // Read implements [nous.Store].
-func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
+func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return nous.Stored{}, err
 	}
@@ -508,13 +507,11 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nou
 		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	defer f.Close()
-	events, err := e.file.eventsAfter(f, max(from.Seq, 0))
+	events, err := e.file.eventsAfter(f, max(after, 0))
 	if err != nil {
 		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	at := from.ToolCallsFrom(len(e.file.toolCalls), e.file.rewritten)
-	return nous.Stored{Info: e.file.info, State: bytes.Clone(e.file.state),
-		ToolCallsAt: at, ToolCalls: cloneEvents(e.file.toolCalls[at:]), Events: events}, nil
+	return nous.Stored{Info: e.file.info, State: e.file.stateWithCalls(), Events: events}, nil
 }
 
 // List implements [nous.Store].
@@ -626,7 +623,7 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 				s.changed[id] = ch
 			}
 			s.mu.Unlock()
-			st, err := s.Read(ctx, id, nous.Position{Seq: after, Revision: math.MaxInt64, ToolCalls: math.MaxInt})
+			st, err := s.Read(ctx, id, after)
 			if err == nil && incarnation != uuid.Nil && st.Info.Incarnation != incarnation {
 				err = fmt.Errorf("filestore: log %s was deleted and saved again: %w", id, nous.ErrNotFound)
 			}

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,7 +17,7 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// The on-disk format, version 1 (FORMAT.md, "The file store"): a log file
+// The on-disk format, version 2 (FORMAT.md, "The file store"): a log file
 // starts with the 8 bytes of magic, then holds one frame per save:
 //
 //	length  uint32, big-endian: the number of bytes of the payload
@@ -29,10 +30,19 @@ import (
 //	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
 //	incarnation [16]byte, after int64, head int64, revision int64, updated at int64 (Unix ns),
 //	state length uint32, state,
-//	tool calls at uint32, tool call count uint32, then per call: length
-//	uint32, the call's JSON,
 //	event count uint32, then per event: length uint32, the event's JSON.
-const magic = "NOUSLOG\x01"
+//
+// A file of version 1, which an earlier version wrote, has the same layout
+// but for a section between the state and the events: the tool calls it
+// kept apart (tool calls at uint32, tool call count uint32, then per call
+// its length uint32 and its JSON, replacing the stored calls from that
+// index). Such a file is read, and appended to in its own version, each
+// frame with an empty section at index 0: the calls are events since Load
+// recorded them.
+const (
+	magic   = "NOUSLOG\x02"
+	magicV1 = "NOUSLOG\x01"
+)
 
 const frameHeader = 12
 
@@ -46,20 +56,19 @@ var errChecksum = errors.New("the payload fails its checksum")
 
 // frame is one save, as a log file holds it.
 type frame struct {
-	info        nous.LogInfo
-	after       int64
-	state       []byte
-	toolCallsAt int
-	toolCalls   []json.RawMessage
-	events      []json.RawMessage
+	info   nous.LogInfo
+	after  int64
+	state  []byte
+	events []json.RawMessage
+	// version 1 only: the tool calls kept apart, from index callsAt on
+	callsAt int
+	calls   []json.RawMessage
 }
 
-// appendFrame appends the encoding of f to dst.
-func appendFrame(dst []byte, f *frame) []byte {
-	size := frameHeader + 3*16 + 6*8 + 4 + len(f.state) + 4 + 4 + 4
-	for _, e := range f.toolCalls {
-		size += 4 + len(e)
-	}
+// appendFrame appends the encoding of f, a frame of a file of the given
+// version (1 or 2), to dst.
+func appendFrame(dst []byte, f *frame, version byte) []byte {
+	size := frameHeader + 3*16 + 6*8 + 4 + len(f.state) + 4 + 8
 	for _, e := range f.events {
 		size += 4 + len(e)
 	}
@@ -77,8 +86,10 @@ func appendFrame(dst []byte, f *frame) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
 	dst = append(dst, f.state...)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(f.toolCallsAt))
-	dst = appendList(dst, f.toolCalls)
+	if version == 1 {
+		dst = binary.BigEndian.AppendUint32(dst, 0) // the calls are events now: none kept apart
+		dst = appendList(dst, nil)
+	}
 	dst = appendList(dst, f.events)
 	payload := dst[start+frameHeader:]
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(payload)))
@@ -101,7 +112,7 @@ func appendList(dst []byte, items []json.RawMessage) []byte {
 // length in bytes. A frame that b ends inside, its length checked, is
 // errTorn; a payload whose checksum fails is errChecksum; a wrong length or
 // layout, another error.
-func readFrame(b []byte) (frame, int, error) {
+func readFrame(b []byte, version byte) (frame, int, error) {
 	if len(b) < frameHeader {
 		return frame{}, 0, errTorn
 	}
@@ -116,12 +127,13 @@ func readFrame(b []byte) (frame, int, error) {
 	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(b[8:]) {
 		return frame{}, frameHeader + int(n), errChecksum
 	}
-	f, err := decodePayload(payload)
+	f, err := decodePayload(payload, version)
 	return f, frameHeader + int(n), err
 }
 
-// decodePayload decodes a payload whose checksum was checked.
-func decodePayload(p []byte) (frame, error) {
+// decodePayload decodes a payload, of a file of the given version, whose
+// checksum was checked.
+func decodePayload(p []byte, version byte) (frame, error) {
 	var f frame
 	r := reader{b: p}
 	copy(f.info.ID[:], r.next(16))
@@ -134,8 +146,10 @@ func decodePayload(p []byte) (frame, error) {
 	f.info.Revision = r.int64()
 	f.info.UpdatedAt = unixNano(r.int64())
 	f.state = r.next(int(r.uint32()))
-	f.toolCallsAt = int(r.uint32())
-	f.toolCalls = r.list()
+	if version == 1 {
+		f.callsAt = int(r.uint32())
+		f.calls = r.list()
+	}
 	f.events = r.list()
 	switch {
 	case r.err != nil:
@@ -198,13 +212,13 @@ func (r *reader) int64() int64 {
 // logFile is what a log file holds: its frames, checked, in order, and the
 // length of its good prefix.
 type logFile struct {
-	info      nous.LogInfo
-	state     []byte
-	toolCalls []json.RawMessage
-	rewritten int64     // the revision of the last frame that replaced stored tool calls
-	frames    []frameAt // where each frame starts and the seq it follows: events stay on disk
-	good      int64     // bytes of the file that hold whole frames
-	torn      bool      // the file goes on past good: a torn last frame
+	version byte // of the file's format: 1 or 2
+	info    nous.LogInfo
+	state   []byte
+	calls   []json.RawMessage // version 1: the tool calls kept apart
+	frames  []frameAt         // where each frame starts and the seq it follows: events stay on disk
+	good    int64             // bytes of the file that hold whole frames
+	torn    bool              // the file goes on past good: a torn last frame
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
@@ -217,13 +231,18 @@ type logFile struct {
 // (written aside, then renamed).
 func parseLog(b []byte) (logFile, error) {
 	var lf logFile
-	if len(b) < len(magic) || string(b[:len(magic)]) != magic {
-		return lf, fmt.Errorf("not a log file of version 1 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
+	switch {
+	case len(b) >= len(magic) && string(b[:len(magic)]) == magic:
+		lf.version = 2
+	case len(b) >= len(magicV1) && string(b[:len(magicV1)]) == magicV1:
+		lf.version = 1
+	default:
+		return lf, fmt.Errorf("not a log file of version 1 or 2 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
 	}
 	off := int64(len(magic))
 	lf.good = off
 	for off < int64(len(b)) {
-		f, n, err := readFrame(b[off:])
+		f, n, err := readFrame(b[off:], lf.version)
 		last := errors.Is(err, errTorn) || (errors.Is(err, errChecksum) && off+int64(n) == int64(len(b))) ||
 			(err != nil && zeros(b[off:])) // the file grew before its bytes were written
 		if last && off > int64(len(magic)) {
@@ -260,15 +279,12 @@ func (lf *logFile) add(f *frame, off int64) error {
 		return fmt.Errorf("a frame of log %s (incarnation %s) after seq %d at revision %d in log %s (incarnation %s) at seq %d, revision %d",
 			f.info.ID, f.info.Incarnation, f.after, f.info.Revision, lf.info.ID, lf.info.Incarnation, lf.info.Head, lf.info.Revision)
 	}
-	if f.toolCallsAt > len(lf.toolCalls) {
-		return fmt.Errorf("tool calls from %d of %d", f.toolCallsAt, len(lf.toolCalls))
+	if f.callsAt > len(lf.calls) {
+		return fmt.Errorf("tool calls from %d of %d", f.callsAt, len(lf.calls))
 	}
 	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
-	if f.toolCallsAt < len(lf.toolCalls) {
-		lf.rewritten = f.info.Revision
-	}
-	lf.toolCalls = append(lf.toolCalls[:f.toolCallsAt], f.toolCalls...) // nothing else holds lf.toolCalls: Read copies them
+	lf.calls = append(lf.calls[:f.callsAt], f.calls...) // nothing else holds lf.calls
 	lf.frames = append(lf.frames, frameAt{off, f.after})
 	return nil
 }
@@ -288,7 +304,7 @@ func (lf *logFile) eventsAfter(r io.ReaderAt, after int64) ([]json.RawMessage, e
 	}
 	events := make([]json.RawMessage, 0, lf.info.Head-after)
 	for off := 0; off < len(b); {
-		f, n, err := readFrame(b[off:])
+		f, n, err := readFrame(b[off:], lf.version)
 		if err != nil {
 			return nil, fmt.Errorf("frame at offset %d: %v: %w", start+int64(off), err, nous.ErrCorrupt)
 		}
@@ -313,4 +329,27 @@ func zeros(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// stateWithCalls returns the state document of lf as a reader gets it: a
+// file of version 1 that keeps tool calls apart gives them in the state's
+// tool_calls, where Load records them as events.
+func (lf *logFile) stateWithCalls() []byte {
+	state := bytes.TrimRight(lf.state, " \t\r\n")
+	if len(lf.calls) == 0 || len(state) < 2 || state[len(state)-1] != '}' {
+		return bytes.Clone(lf.state)
+	}
+	body := bytes.TrimSpace(state[1 : len(state)-1])
+	out := append([]byte(nil), state[:len(state)-1]...)
+	if len(body) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"tool_calls":[`...)
+	for i, c := range lf.calls {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c...)
+	}
+	return append(out, "]}"...)
 }

@@ -17,9 +17,9 @@ func testFile() []byte {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	b := []byte(magic)
 	b = appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 2, Revision: 1, CreatedAt: at, UpdatedAt: at}, state: []byte(`{"version":2}`),
-		events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}})
+		events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}}, 2)
 	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
-		events: []json.RawMessage{[]byte(`{"seq":3}`)}})
+		events: []json.RawMessage{[]byte(`{"seq":3}`)}}, 2)
 }
 
 // FuzzParseLog: any file content gives a log, a torn cut or ErrCorrupt,
@@ -65,7 +65,7 @@ func TestParseLog(t *testing.T) {
 		}
 	}
 	// A frame of another log in the middle is corruption.
-	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4, Revision: 3}, after: 3, events: []json.RawMessage{[]byte(`{}`)}})
+	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4, Revision: 3}, after: 3, events: []json.RawMessage{[]byte(`{}`)}}, 2)
 	b := append(append(append([]byte(nil), full...), other...), full[len(magic):len(magic)+8]...)
 	if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("a frame of another log: %v", err)

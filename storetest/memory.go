@@ -24,11 +24,9 @@ type Memory struct {
 }
 
 type memoryLog struct {
-	info      nous.LogInfo
-	state     []byte
-	toolCalls []json.RawMessage
-	rewritten int64 // the revision of the last batch that replaced stored tool calls
-	events    []json.RawMessage
+	info   nous.LogInfo
+	state  []byte
+	events []json.RawMessage
 }
 
 // NewMemory returns an empty Memory.
@@ -57,8 +55,6 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 			b.Info.ID, b.After, b.Info.Revision-1, b.Info.Incarnation, l.info.Head, l.info.Revision, l.info.Incarnation, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
-	case b.ToolCallsAt < 0 || (ok && b.ToolCallsAt > len(l.toolCalls)) || (!ok && b.ToolCallsAt != 0):
-		return fmt.Errorf("log %s: tool calls from %d", b.Info.ID, b.ToolCallsAt)
 	}
 	if !ok {
 		if m.logs == nil {
@@ -69,16 +65,12 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	}
 	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
-	if b.ToolCallsAt < len(l.toolCalls) {
-		l.rewritten = b.Info.Revision
-	}
-	l.toolCalls = append(l.toolCalls[:b.ToolCallsAt], clone(b.ToolCalls)...) // Read copies them: nothing else holds l.toolCalls
 	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
 	return nil
 }
 
 // Read implements [nous.Store].
-func (m *Memory) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
+func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return nous.Stored{}, err
 	}
@@ -88,9 +80,8 @@ func (m *Memory) Read(ctx context.Context, id uuid.UUID, from nous.Position) (no
 	if !ok {
 		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
-	after := min(max(from.Seq, 0), int64(len(l.events)))
-	at := from.ToolCallsFrom(len(l.toolCalls), l.rewritten)
-	return nous.Stored{Info: l.info, State: bytes.Clone(l.state), ToolCallsAt: at, ToolCalls: clone(l.toolCalls[at:]), Events: clone(l.events[after:])}, nil
+	after = min(max(after, 0), int64(len(l.events)))
+	return nous.Stored{Info: l.info, State: bytes.Clone(l.state), Events: clone(l.events[after:])}, nil
 }
 
 // clone returns a copy of raw and of each of its elements.

@@ -72,7 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BadBatches", testBadBatches},
 		{"WatchEnds", testWatchEnds},
 		{"ReadCopies", testReadCopies},
-		{"ReadToolCallsFrom", testReadToolCallsFrom},
+		{"RefreshToolCalls", testRefreshToolCalls},
 		{"Recreated", testRecreated},
 		{"LostAcknowledgement", testLostAcknowledgement},
 		{"Watch", testWatch},
@@ -386,24 +386,17 @@ func testCanceled(t *testing.T, s nous.Store) {
 	}
 }
 
-// counting counts the appends that reach a store, and the tool calls of
-// the last.
+// counting counts the appends that reach a store, and the events of the
+// last.
 type counting struct {
 	nous.Store
-	appends   int
-	toolCalls int // in the last batch
-	readCalls int // in the last read
-}
-
-func (c *counting) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
-	st, err := c.Store.Read(ctx, id, from)
-	c.readCalls = len(st.ToolCalls)
-	return st, err
+	appends int
+	events  int // in the last batch
 }
 
 func (c *counting) Append(ctx context.Context, b nous.Batch) error {
 	c.appends++
-	c.toolCalls = len(b.ToolCalls)
+	c.events = len(b.Events)
 	return c.Store.Append(ctx, b)
 }
 
@@ -429,9 +422,7 @@ func testIdle(t *testing.T, s nous.Store) {
 		change func()
 	}{
 		{"a tool call added", func() { c.AddToolCall(nous.ToolCall{ID: "t", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}) }},
-		{"its arguments changed in place", func() { c.ToolCalls[0].Arguments = json.RawMessage(`{"a":2}`) }},
-		{"its name changed in place", func() { c.ToolCalls[0].Name = "g" }},
-		{"the tool calls dropped", func() { c.ToolCalls = nil }},
+		{"a tool call appended directly", func() { c.ToolCalls = append(c.ToolCalls, nous.ToolCall{ID: "u", Name: "g"}) }},
 	} {
 		before := cs.appends
 		tc.change()
@@ -540,7 +531,7 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	cancel()
 	c := conversation(t, 1)
 	must(t, c.Save(context.Background(), s))
-	if _, err := s.Read(ctx, c.Log().ID(), nous.Position{}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Read(ctx, c.Log().ID(), 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Read with a done ctx: %v", err)
 	}
 	info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, UpdatedAt: time.Now()}
@@ -552,48 +543,64 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	}
 }
 
-// Recorded tool calls are saved as they are added, one batch carrying only
-// the new ones, and whole again when the list is rewritten; every load has
-// them all.
+// Recorded tool calls are events: a save carries the calls recorded since
+// the last one as one event each, whether AddToolCall or a direct append
+// recorded them; a list that is no longer the log's record is refused and
+// stores nothing; every load has them all.
 func testToolCalls(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	cs := &counting{Store: s}
 	c := conversation(t, 1)
-	check := func(what string, wantInBatch int) {
+	check := func(what string, wantEvents int) {
 		t.Helper()
 		must(t, c.Save(ctx, cs))
-		if cs.toolCalls != wantInBatch {
-			t.Fatalf("%s: the batch carried %d tool calls, want %d", what, cs.toolCalls, wantInBatch)
+		if cs.events != wantEvents {
+			t.Fatalf("%s: the batch carried %d events, want %d", what, cs.events, wantEvents)
 		}
 		got := load(t, s, c.Log().ID())
 		sameContext(t, c, got)
 	}
+	must(t, c.Save(ctx, cs))
 	for i := range 5 {
-		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("t", i), Name: "f", Arguments: json.RawMessage(`{"i": ` + fmt.Sprint(i) + `}`)})
+		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("t", i), Name: "f", Arguments: json.RawMessage(`{"i": ` + fmt.Sprint(i) + `}`),
+			Metadata: map[string]any{"signature": "sig", "n": i}})
 		check(fmt.Sprint("call ", i), 1)
 	}
-	c.ToolCalls = c.ToolCalls[:2] // rewritten: shorter
-	check("shortened", 2)
-	c.ToolCalls = append([]nous.ToolCall{{ID: "new", Name: "g"}}, c.ToolCalls...) // rewritten: a new array
-	check("rewritten", 3)
-	c.ToolCalls[0] = nous.ToolCall{ID: "replaced", Name: "g"} // rewritten in place
-	check("a call replaced in place", 3)
-	c.ToolCalls = slices.Delete(c.ToolCalls, 0, 1) // in place, then one added
-	c.AddToolCall(nous.ToolCall{ID: "added", Name: "h"})
-	check("deleted then added", 3)
+	c.ToolCalls = append(c.ToolCalls, nous.ToolCall{ID: "direct", Name: "g"}, nous.ToolCall{ID: "direct2", Name: "g"})
+	check("two appended directly", 2)
 
-	// A call changed in place, by a new metadata key, is a rewrite.
-	c.ToolCalls[0].Metadata = map[string]any{"a": "x"}
-	check("metadata set", 3)
-	c.ToolCalls[0].Metadata["signature"] = "sig"
-	check("a metadata key added in place", 3)
+	for name, edit := range map[string]func(){
+		"shortened":          func() { c.ToolCalls = c.ToolCalls[:2] },
+		"dropped":            func() { c.ToolCalls = nil },
+		"a call put first":   func() { c.ToolCalls = append([]nous.ToolCall{{ID: "new", Name: "g"}}, c.ToolCalls...) },
+		"a call deleted":     func() { c.ToolCalls = slices.Delete(slices.Clone(c.ToolCalls), 0, 1) },
+		"metadata in a copy": func() { c.ToolCalls = slices.Clone(c.ToolCalls); c.ToolCalls[1].Metadata = map[string]any{"a": "x"} },
+	} {
+		kept := c.ToolCalls
+		before := cs.appends
+		edit()
+		if err := c.Save(ctx, cs); !errors.Is(err, nous.ErrToolCallsEdited) {
+			t.Fatalf("Save of tool calls %s: %v, want ErrToolCallsEdited", name, err)
+		}
+		if cs.appends != before {
+			t.Fatalf("Save of tool calls %s reached the store", name)
+		}
+		c.ToolCalls = c.Log().ToolCalls() // the way on the error names
+		if !slices.EqualFunc(c.ToolCalls, kept, func(a, b nous.ToolCall) bool { return a.ID == b.ID }) {
+			t.Fatalf("the log's record after tool calls %s: %v", name, c.ToolCalls)
+		}
+		must(t, c.Save(ctx, cs))
+		if cs.appends != before {
+			t.Fatalf("restored after tool calls %s: the save reached the store, with nothing new", name)
+		}
+	}
 
 	// A loaded context goes on adding to what is stored.
 	d := load(t, s, c.Log().ID())
 	d.AddToolCall(nous.ToolCall{ID: "after load", Name: "h"})
 	must(t, d.Save(ctx, cs))
-	if cs.toolCalls != 1 {
-		t.Fatalf("a loaded context's next save carried %d tool calls, want 1", cs.toolCalls)
+	if cs.events != 1 {
+		t.Fatalf("a loaded context's next save carried %d events, want 1", cs.events)
 	}
 	got := load(t, s, c.Log().ID())
 	sameContext(t, d, got)
@@ -680,7 +687,7 @@ func testBadFirstBatch(t *testing.T, s nous.Store) {
 	if err := s.Append(ctx, nous.Batch{Info: info, After: 3, State: []byte(`{"version":2}`), Events: []json.RawMessage{[]byte(`{}`)}}); err == nil {
 		t.Fatal("a first batch after seq 3 was accepted")
 	}
-	if _, err := s.Read(ctx, id, nous.Position{}); !errors.Is(err, nous.ErrNotFound) {
+	if _, err := s.Read(ctx, id, 0); !errors.Is(err, nous.ErrNotFound) {
 		t.Fatalf("a refused first batch left something: %v", err)
 	}
 	for info, err := range s.List(ctx, nous.ListOptions{}) {
@@ -695,24 +702,21 @@ func testBadFirstBatch(t *testing.T, s nous.Store) {
 }
 
 // Batches that do not add up are refused, and change nothing: a head that
-// is not After plus the events, tool calls from beyond those stored or
-// below zero.
+// is not After plus the events.
 func testBadBatches(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := conversation(t, 1)
 	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
 	must(t, c.Save(ctx, s))
-	st, err := s.Read(ctx, c.Log().ID(), nous.Position{})
+	st, err := s.Read(ctx, c.Log().ID(), 0)
 	must(t, err)
-	good := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State, ToolCallsAt: 1}
+	good := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State}
 	good.Info.Revision++
 	good.Info.UpdatedAt = time.Now()
 	event := json.RawMessage(fmt.Sprintf(`{"seq":%d,"type":"turn_start","created_at":"2026-11-30T12:00:00Z"}`, st.Info.Head+1))
 	for name, change := range map[string]func(b *nous.Batch){
 		"head beyond the events": func(b *nous.Batch) { b.Info.Head += 2; b.Events = []json.RawMessage{event} },
 		"head short of them":     func(b *nous.Batch) { b.Events = []json.RawMessage{event} },
-		"tool calls from beyond": func(b *nous.Batch) { b.ToolCallsAt = 2 },
-		"tool calls from -1":     func(b *nous.Batch) { b.ToolCallsAt = -1 },
 	} {
 		b := good
 		change(&b)
@@ -726,7 +730,7 @@ func testBadBatches(t *testing.T, s nous.Store) {
 	if err := s.Append(ctx, first); err == nil {
 		t.Error("a first batch without an incarnation: accepted")
 	}
-	if _, err := s.Read(ctx, first.Info.ID, nous.Position{}); !errors.Is(err, nous.ErrNotFound) {
+	if _, err := s.Read(ctx, first.Info.ID, 0); !errors.Is(err, nous.ErrNotFound) {
 		t.Errorf("a refused first batch: Read gives %v, want ErrNotFound", err)
 	}
 }
@@ -910,57 +914,57 @@ func testReadCopies(t *testing.T, s nous.Store) {
 	c := conversation(t, 1)
 	c.AddToolCall(nous.ToolCall{ID: "t1", Name: "f"})
 	must(t, c.Save(ctx, s))
-	st, err := s.Read(ctx, c.Log().ID(), nous.Position{})
+	st, err := s.Read(ctx, c.Log().ID(), 0)
 	must(t, err)
-	for _, b := range append(append([]json.RawMessage{st.State}, st.ToolCalls...), st.Events...) {
+	for _, b := range append([]json.RawMessage{st.State}, st.Events...) {
 		for i := range b {
 			b[i] = 'x'
 		}
 	}
 	sameContext(t, c, load(t, s, c.Log().ID()))
-	st, err = s.Read(ctx, c.Log().ID(), nous.Position{Seq: st.Info.Head + 5})
+	st, err = s.Read(ctx, c.Log().ID(), st.Info.Head+5)
 	must(t, err)
 	if len(st.Events) != 0 {
 		t.Fatalf("%d events after a seq beyond the head", len(st.Events))
 	}
 }
 
-// Read gives the tool calls from the index the reader asks for, or all of
-// them when they were rewritten after the revision it has; so a Refresh
-// reads only the calls added since, and still takes a rewrite whole.
-func testReadToolCallsFrom(t *testing.T, s nous.Store) {
+// A refresh reads only the events stored since, and the tool calls they
+// record join ToolCalls, which saves on.
+func testRefreshToolCalls(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := conversation(t, 1)
 	for i := range 3 {
 		c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("t", i), Name: "f"})
 	}
 	must(t, c.Save(ctx, s))
-	id := c.Log().ID()
-	read := func(rev int64, calls, wantAt, wantN int) {
-		t.Helper()
-		st, err := s.Read(ctx, id, nous.Position{Seq: int64(c.Log().Len()), Revision: rev, ToolCalls: calls})
-		must(t, err)
-		if st.ToolCallsAt != wantAt || len(st.ToolCalls) != wantN {
-			t.Fatalf("Read from revision %d, %d calls: %d calls from %d, want %d from %d", rev, calls, len(st.ToolCalls), st.ToolCallsAt, wantN, wantAt)
-		}
-	}
-	read(1, 3, 3, 0)
-	read(1, 1, 1, 2)
-	read(1, 9, 3, 0)
-	b := load(t, s, id)
-	reads := &counting{Store: s}
-	c.AddToolCall(nous.ToolCall{ID: "t3", Name: "f"})
-	must(t, c.Save(ctx, s)) // revision 2: appended
-	read(1, 3, 3, 1)
-	must(t, b.Refresh(ctx, reads))
-	sameContext(t, c, b)
-	if reads.readCalls != 1 {
-		t.Fatalf("a refresh read %d tool calls, want the 1 added", reads.readCalls)
-	}
-	c.ToolCalls = c.ToolCalls[1:] // revision 3: rewritten
+	b := load(t, s, c.Log().ID())
+	reads := &reading{Store: s}
+	c.AddToolCall(nous.ToolCall{ID: "t3", Name: "f", Metadata: map[string]any{"k": []any{"v"}}})
 	must(t, c.Save(ctx, s))
-	read(2, 4, 0, 3)
-	read(3, 3, 3, 0)
 	must(t, b.Refresh(ctx, reads))
 	sameContext(t, c, b)
+	if reads.events != 1 {
+		t.Fatalf("a refresh read %d events, want the 1 added", reads.events)
+	}
+	b.ToolCalls[3].Metadata["k"].([]any)[0] = "changed in b"
+	if b.Log().ToolCalls()[3].Metadata["k"].([]any)[0] != "v" {
+		t.Fatal("a refreshed context's tool calls share their metadata with its log's")
+	}
+	b.ToolCalls[3].Metadata["k"].([]any)[0] = "v"
+	b.AddToolCall(nous.ToolCall{ID: "t4", Name: "f"})
+	must(t, b.Save(ctx, s))
+	sameContext(t, b, load(t, s, c.Log().ID()))
+}
+
+// reading counts the events the last Read of a store returned.
+type reading struct {
+	nous.Store
+	events int
+}
+
+func (r *reading) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	st, err := r.Store.Read(ctx, id, after)
+	r.events = len(st.Events)
+	return st, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -16,7 +17,7 @@ type downStore struct{}
 var errDown = errors.New("the store is down")
 
 func (downStore) Append(context.Context, Batch) error { return errDown }
-func (downStore) Read(context.Context, uuid.UUID, Position) (Stored, error) {
+func (downStore) Read(context.Context, uuid.UUID, int64) (Stored, error) {
 	return Stored{}, errDown
 }
 func (downStore) List(context.Context, ListOptions) iter.Seq2[LogInfo, error] { return nil }
@@ -34,7 +35,7 @@ func TestFailedSavesKeepLittle(t *testing.T) {
 			t.Fatalf("save: %v", err)
 		}
 	}
-	if n := len(c.saved.attempts); n != 0 {
+	if n := len(c.synced.attempts); n != 0 {
 		t.Errorf("%d batches with events kept", n)
 	}
 	c = NewContext() // no events: every batch is state only
@@ -44,7 +45,41 @@ func TestFailedSavesKeepLittle(t *testing.T) {
 			t.Fatalf("save: %v", err)
 		}
 	}
-	if n := len(c.saved.attempts); n > maxAttempts {
+	if n := len(c.synced.attempts); n > maxAttempts {
 		t.Errorf("%d batches without events kept, at most %d", n, maxAttempts)
+	}
+}
+
+// sinkStore takes every batch and keeps nothing: what a save costs the
+// context itself.
+type sinkStore struct{ downStore }
+
+func (sinkStore) Append(context.Context, Batch) error { return nil }
+
+// BenchmarkSaveRecordedToolCalls: a save of one new message in a context
+// that recorded calls tool calls, each with a 1 KB signature: the same for
+// any number of calls, as they are events the save does not read again.
+func BenchmarkSaveRecordedToolCalls(b *testing.B) {
+	sig := strings.Repeat("s", 1024)
+	for _, calls := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprint("calls=", calls), func(b *testing.B) {
+			c := NewContext()
+			for i := range calls {
+				c.AddToolCall(ToolCall{ID: fmt.Sprint("call_", i), Name: "f", Arguments: []byte(`{"a":1}`), Metadata: map[string]any{"thought_signature": sig}})
+			}
+			ctx, s := context.Background(), sinkStore{}
+			if err := c.Save(ctx, s); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.AddMessage(UserMessage("next")); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Save(ctx, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

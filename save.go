@@ -1,0 +1,404 @@
+package nous
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// syncPoint is what a context remembers of the store it was last loaded,
+// saved or refreshed with.
+type syncPoint struct {
+	store       Store     // the handle it last used
+	head        int64     // the seq it last saw stored
+	revision    int64     // the revision it last saw stored; 0: never saved
+	incarnation uuid.UUID // the incarnation it last saw stored
+	state       []byte    // the state document it last wrote or read
+	// attempts are the states of the batches without events sent since
+	// whose outcome is unknown: one of them may have landed.
+	attempts [][]byte
+}
+
+// maxAttempts bounds the batches without events a context remembers of the
+// saves that failed since its last save: past it, the oldest kept stay.
+const maxAttempts = 16
+
+// Save stores what changed in c since it was last loaded, saved or
+// refreshed: the events after that seq (tool calls recorded since
+// included: they are events) and the state (the other plain fields, as
+// Serialize writes them, secrets redacted). The first save of a context
+// creates its log, with its ID, and for a fork ([Context.Clone]) its parent
+// and fork seq; a fork's first save stores every event, its parent's
+// included, so it loads whatever later happens to the parent. A save costs
+// the new events and the state, whatever the length of the log. A save with
+// nothing new writes nothing and does not contact s.
+//
+// When another writer saved the log since c last saw it, Save stores nothing
+// and returns an error wrapping [ErrConflict]; c is unchanged. The way on is
+// to redo the turn on the stored log: [Context.Refresh] (when c has no
+// unsaved changes) or [Load], then add the turn's messages again and save.
+// A context that was never saved to s (a new one, a clone, one from
+// Deserialize) conflicts when its log is already there. A context knows its
+// log as one store holds it: saving a context loaded from or saved to one
+// store into another is an error wrapping [ErrNotFound]; to copy a session
+// to another store, save Deserialize(c.Serialize()) there. A save with
+// nothing new skips only the store handle c last used; given another
+// handle, it stores its state again, which tells whether the log is there.
+//
+// A save that fails leaves c as it was, even when the store kept the batch
+// and only the reply was lost (a connection dropped after the commit, ctx
+// done as the store wrote): the next save of c finds that batch, takes it
+// as its own and sends only what came after, so retrying a failed save, at
+// once or after more turns, stores nothing twice. Saving a log that was
+// deleted is an error wrapping [ErrNotFound]. Calls appended to ToolCalls
+// directly are recorded first, and an edited list is refused with
+// [ErrToolCallsEdited] (see [Context.AddToolCall]). Values JSON cannot hold
+// and secrets are dropped with a warning, as Serialize drops them.
+func (c *Context) Save(ctx context.Context, s Store) error {
+	return c.save(ctx, s, false)
+}
+
+// save is Save; retried says it follows a batch found landed, which it does
+// not look for again.
+func (c *Context) save(ctx context.Context, s Store, retried bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("nous: save: %w", err)
+	}
+	c.ready()
+	if err := c.recordToolCalls(false); err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
+	san := newSanitizer(c.Redact)
+	state := c.stateJSON(san)
+	head, sp := c.log.len(), &c.synced
+	if head == sp.head && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
+		// Only on the handle c last used: another may lack the log; nor
+		// after a batch without events that may have landed.
+		return nil
+	}
+	events, err := encodeEach(int(head-sp.head), func(jw *jsonWriter, i int) {
+		e := san.event(&c.log, sp.head+1+int64(i))
+		jw.event(&e)
+	})
+	if err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err) // a bug, as in Serialize
+	}
+	c.warnDropped(san, "Save")
+	if sp.revision == 0 && sp.incarnation == uuid.Nil { // kept from a first save that failed: its retry is the same batch
+		if sp.incarnation, err = uuid.NewRandom(); err != nil {
+			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+		}
+	}
+	info := c.logInfo(head)
+	info.Revision, info.Incarnation = sp.revision+1, sp.incarnation
+	b := Batch{Info: info, After: sp.head, State: state, Events: events}
+	if err := s.Append(ctx, b); err != nil {
+		if errors.Is(err, ErrConflict) && !retried {
+			if ok, rerr := c.landed(ctx, s, &b); rerr == nil && ok {
+				return c.save(ctx, s, true)
+			}
+		}
+		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && len(b.Events) == 0 && len(sp.attempts) < maxAttempts {
+			// Its outcome is unknown: the next save looks for it. (A batch
+			// with events is told by its events, which the next one sends
+			// again.)
+			sp.attempts = append(sp.attempts, state)
+		}
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
+	c.markSynced(s, &info, state)
+	return nil
+}
+
+// sameStore reports whether a and b are surely the same store handle: of
+// one comparable type, and equal.
+func sameStore(a, b Store) bool {
+	return a != nil && b != nil && reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.ValueOf(a).Comparable() && a == b
+}
+
+// markSynced records that c's store s now holds c's log up to info's head
+// and revision, with state.
+func (c *Context) markSynced(s Store, info *LogInfo, state []byte) {
+	c.synced = syncPoint{store: s, head: info.Head, revision: info.Revision, incarnation: info.Incarnation, state: state}
+}
+
+// landed reports whether the batch s holds after the seq c last saw is an
+// earlier attempt of b: a save whose outcome c never learnt (the
+// connection dropped after the store committed it, the context was
+// cancelled as it did), which left c as it was, so that its retry, b,
+// conflicts with itself. It is, when the store holds one batch more than c
+// saw, of the same incarnation, and that batch's events are the first of
+// b's, byte for byte (their times are c's own, to the nanosecond); or, a
+// batch without events, when the stored state is b's or that of an attempt
+// whose outcome c never learnt. Then c takes that batch as saved, and
+// landed returns true: the next attempt sends only what came after it.
+func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
+	sp := &c.synced
+	st, err := s.Read(ctx, c.log.id, sp.head)
+	if err != nil {
+		return false, err
+	}
+	info := &st.Info
+	if info.Incarnation != b.Info.Incarnation || info.Revision != b.Info.Revision || len(st.Events) > len(b.Events) ||
+		int64(len(st.Events)) != info.Head-sp.head {
+		return false, nil
+	}
+	for i, e := range st.Events {
+		if !bytes.Equal(e, b.Events[i]) {
+			return false, nil
+		}
+	}
+	same := func(state []byte) bool { return bytes.Equal(state, st.State) }
+	if len(st.Events) == 0 && !same(b.State) && !slices.ContainsFunc(sp.attempts, same) {
+		return false, nil // a state-only save of another writer's, perhaps
+	}
+	d, err := decodeState(&st)
+	if err != nil {
+		return false, err
+	}
+	c.markSynced(s, info, d.stateJSON(newSanitizer(c.Redact)))
+	return true, nil
+}
+
+// encodeEach writes n values with write, one writer into one buffer, and
+// returns each value's JSON, a slice of that buffer.
+func encodeEach(n int, write func(jw *jsonWriter, i int)) ([]json.RawMessage, error) {
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	ends := make([]int, n)
+	for i := range n {
+		write(jw, i)
+		ends[i] = buf.Len()
+	}
+	if jw.err != nil {
+		return nil, jw.err
+	}
+	out := make([]json.RawMessage, n)
+	all, start := buf.Bytes(), 0
+	for i, end := range ends {
+		out[i], start = all[start:end:end], end
+	}
+	return out, nil
+}
+
+// logInfo returns the info of c's log with the given head, updated now.
+func (c *Context) logInfo(head int64) LogInfo {
+	sec, nsec := c.log.id.Time().UnixTime()
+	return LogInfo{
+		ID: c.log.id, Parent: c.log.parent, ForkSeq: c.log.forkSeq, Head: head,
+		CreatedAt: time.Unix(sec, nsec).UTC(), UpdatedAt: now(),
+	}
+}
+
+// stateJSON returns the state document of c, sanitized by s.
+func (c *Context) stateJSON(s *sanitizer) []byte {
+	d := c.state(s)
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	buf.WriteString(`{"version":`)
+	jw.int(int64(d.Version))
+	d.writeState(jw, false) // the tool calls are events
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// Load returns the context stored in s under id, as Deserialize(Serialize())
+// would have returned it at its last save: the same log, view, ID and
+// parent, and the same state. The overlay and the runtime fields are not
+// stored: they are unset. A log s does not hold is an error wrapping
+// [ErrNotFound]; stored data that does not read back, one wrapping
+// [ErrCorrupt] that names the log and the place.
+//
+// A log an earlier version of this package stored kept its tool calls
+// apart from its events; Load records them as tool_call events at the end
+// of the log, which the next Save stores.
+func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
+	}
+	st, err := s.Read(ctx, id, 0)
+	if err != nil {
+		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
+	}
+	info := st.Info
+	events, err := decodeStored(st.Events, 1, info)
+	if err != nil {
+		return nil, err
+	}
+	l, view, err := restoreLog(info.ID, info.Parent, info.ForkSeq, events, true)
+	if err != nil {
+		return nil, corrupt(info.ID, "events", err)
+	}
+	c, err := decodeState(&st)
+	if err != nil {
+		return nil, err
+	}
+	c.log, c.view = l, view
+	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
+		return nil, corrupt(info.ID, "state", err)
+	}
+	// The state as this package writes it, which a stored document read
+	// back may not be byte for byte (1.50 is written 1.5): so that an
+	// unchanged context is seen as unchanged.
+	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
+	return c, nil
+}
+
+// Refresh brings c up to date with s: it appends the events stored after the
+// seq c last saw, folding them as usual (tool calls recorded since join
+// ToolCalls), and takes the stored state. It costs the new events, not the
+// whole log. When the store has not moved on, c is left as it is. When it
+// has and c has unsaved changes (events, or state that differs from what it
+// last saved or loaded), it returns an error wrapping [ErrConflict] and c is
+// unchanged: c's changes and the stored ones cannot both be kept; [Load] the
+// log and redo them.
+func (c *Context) Refresh(ctx context.Context, s Store) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("nous: refresh: %w", err)
+	}
+	c.ready()
+	if err := c.recordToolCalls(false); err != nil {
+		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
+	}
+	sp := &c.synced
+	st, err := s.Read(ctx, c.log.id, sp.head)
+	if err != nil {
+		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
+	}
+	info := st.Info
+	if info.Incarnation != sp.incarnation || info.Revision < sp.revision || info.Head < sp.head {
+		return fmt.Errorf("nous: refresh log %s: the stored log is not the one the context saw (deleted and saved again?): %w", c.log.id, ErrConflict)
+	}
+	if info.Revision == sp.revision {
+		return nil
+	}
+	if c.log.len() != sp.head || !bytes.Equal(c.stateJSON(newSanitizer(c.Redact)), sp.state) {
+		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, sp.revision, info.Revision, ErrConflict)
+	}
+	events, err := decodeStored(st.Events, sp.head+1, info)
+	if err != nil {
+		return err
+	}
+	d, err := decodeState(&st)
+	if err != nil {
+		return err
+	}
+	if len(d.ToolCalls) > 0 {
+		return corrupt(info.ID, "state", fmt.Errorf("tool calls kept apart from the events, as an earlier version stored them, after a save that stored none: Load the log"))
+	}
+	// Apply the events to a copy of the log, so that a bad event leaves c
+	// as it was: the copy appends past the end c's log sees, into room only
+	// c's own appends would use, with no copying. The view is changed in
+	// place (copied first only when c shares it with a clone); a bad event
+	// restores it as the fold of c's log, which it is.
+	l, view := c.log, c.view
+	if c.viewShared {
+		view = slices.Clone(c.view)
+	}
+	for i := range events {
+		if view, err = l.appendStored(view, &events[i]); err != nil {
+			if !c.viewShared {
+				c.view, _ = c.log.fold()
+			}
+			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
+		}
+	}
+	for i := int64(len(c.ToolCalls)); i < l.calls.len(); i++ {
+		c.ToolCalls = append(c.ToolCalls, l.calls.at(i).clone())
+	}
+	c.calls = c.ToolCalls
+	c.log, c.view, c.viewShared = l, view, false
+	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, d.Deps, d.Usage, d.NeedsResponse
+	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
+	c.lists = nil
+	c.refreshLead()
+	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
+	return nil
+}
+
+// decodeStored decodes the events a store returned, which must be the seqs
+// first, first+1, ... up to info.Head.
+func decodeStored(raw []json.RawMessage, first int64, info LogInfo) ([]Event, error) {
+	if want := info.Head - first + 1; int64(len(raw)) != want {
+		return nil, corrupt(info.ID, "events", fmt.Errorf("%d events after seq %d, head %d", len(raw), first-1, info.Head))
+	}
+	events := make([]Event, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &events[i]); err != nil {
+			return nil, corrupt(info.ID, fmt.Sprintf("events[%d]", first-1+int64(i)), err)
+		}
+		if want := first + int64(i); events[i].Seq != want {
+			return nil, corrupt(info.ID, fmt.Sprintf("events[%d]", want-1), fmt.Errorf("seq %d, want %d", events[i].Seq, want))
+		}
+	}
+	return events, nil
+}
+
+// decodeState returns a context holding the state document of st; its
+// ToolCalls are those the document holds, which only a state an earlier
+// version stored has.
+func decodeState(st *Stored) (*Context, error) {
+	var w wireInput
+	if err := json.Unmarshal(st.State, &w); err != nil {
+		return nil, corrupt(st.Info.ID, "state", err)
+	}
+	if v, err := parseVersion(w.Version); err != nil || v != FormatVersion {
+		return nil, corrupt(st.Info.ID, "state", fmt.Errorf("version %.40s, want %d", w.Version, FormatVersion))
+	}
+	c, err := restoreState(&w, false)
+	if err != nil {
+		return nil, corrupt(st.Info.ID, "state", err)
+	}
+	return c, nil
+}
+
+// corrupt returns the error of stored data of log id that fails its checks
+// at place.
+func corrupt(id uuid.UUID, place string, err error) error {
+	return fmt.Errorf("nous: log %s: %s: %v: %w", id, place, err, ErrCorrupt)
+}
+
+// appendStored appends e, the next event of l read back from a store, to l
+// and to view, the view of l, which it returns: the fold of one event.
+func (l *eventLog) appendStored(view []int64, e *Event) ([]int64, error) {
+	if e.Seq != l.len()+1 {
+		return view, fmt.Errorf("seq %d after %d: %w", e.Seq, l.len(), ErrInvalidLog)
+	}
+	if err := e.check(); err != nil {
+		return view, err
+	}
+	r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last, after: e.After}
+	if e.Call != nil {
+		l.pushCall(&r, e.Call)
+		return view, nil
+	}
+	if e.Message == nil {
+		l.push(&r)
+		return view, nil
+	}
+	index := func(seq int64) int {
+		return slices.IndexFunc(view, func(mi int64) bool { return l.msg(mi).seq == seq })
+	}
+	switch {
+	case e.Type == EventReplace:
+		f, z := index(e.First), index(e.Last)
+		if f < 0 || z < f {
+			return view, fmt.Errorf("replace anchors %d..%d are not in the view in that order: %w", e.First, e.Last, ErrInvalidLog)
+		}
+		return slices.Replace(view, f, z+1, l.pushMessage(&r, e.Message)), nil
+	case e.After != 0:
+		a := index(e.After)
+		if a < 0 {
+			return view, fmt.Errorf("after %d, which is not in the view: %w", e.After, ErrInvalidLog)
+		}
+		return slices.Insert(view, a+1, l.pushMessage(&r, e.Message)), nil
+	}
+	return append(view, l.pushMessage(&r, e.Message)), nil
+}
