@@ -137,4 +137,3 @@ func TestStoreCase3NaNMetadataRefresh(t *testing.T) {
 		t.Fatalf("Refresh of a context without changes: %v", err)
 	}
 }
-

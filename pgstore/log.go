@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,44 +17,30 @@ import (
 )
 
 // The tail of both append statements: given u, the log's row when the
-// guard matched, it inserts the events, replaces the tool calls from
-// index $5 on, and notifies the log's watchers at commit. Without a row in
-// u it does nothing. The tool calls kept are rewritten with an upsert and
-// those beyond the new list deleted: the two sets of rows are apart, as
-// the sub-statements of one statement must be.
+// guard matched, it inserts the events and notifies the log's watchers at
+// commit. Without a row in u it does nothing.
 const appendTail = `
 e AS (
 	INSERT INTO nous_events (log_id, seq, type, created_at, body)
 	SELECT u.id, $3::bigint + x.n, x.type, x.at, x.body
-	FROM u, unnest($6::text[], $7::timestamptz[], $8::bytea[]) WITH ORDINALITY AS x(type, at, body, n)
-), d AS (
-	DELETE FROM nous_tool_calls t USING u
-	WHERE t.log_id = u.id AND t.idx >= $5::integer + cardinality($9::bytea[])
-), c AS (
-	INSERT INTO nous_tool_calls (log_id, idx, body)
-	SELECT u.id, $5::integer + x.n - 1, x.body
-	FROM u, unnest($9::bytea[]) WITH ORDINALITY AS x(body, n)
-	ON CONFLICT (log_id, idx) DO UPDATE SET body = excluded.body
+	FROM u, unnest($5::text[], $6::timestamptz[], $7::bytea[]) WITH ORDINALITY AS x(type, at, body, n)
 )
 SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
 
 // appendNext appends to a stored log: $1 id, $2 incarnation, $3 the head
-// expected, $4 the head after, $5 tool calls at, $6-$8 the events' types,
-// times and bodies, $9 the tool calls, $10 the state, $11 the time, $12 the
-// revision after.
+// expected, $4 the head after, $5-$7 the events' types, times and bodies,
+// $8 the state, $9 the time, $10 the revision after.
 const appendNext = `WITH u AS (
-	UPDATE nous_logs SET head = $4, revision = $12, state = $10, updated_at = $11,
-		tool_calls = $5::integer + cardinality($9::bytea[]),
-		calls_rewritten = CASE WHEN $5 < tool_calls THEN $12 ELSE calls_rewritten END
-	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $12 - 1 AND tool_calls >= $5
+	UPDATE nous_logs SET head = $4, revision = $10, state = $8, updated_at = $9
+	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $10 - 1
 	RETURNING id
 ),` + appendTail
 
-// appendFirst creates a log, with $13 its parent, $14 its fork seq and $15
+// appendFirst creates a log, with $11 its parent, $12 its fork seq and $13
 // its creation time; it does nothing when the log exists.
 const appendFirst = `WITH u AS (
-	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at, tool_calls)
-	VALUES ($1, $2, $4, $12, $10, $11, $13, $14, $15, $5::integer + cardinality($9::bytea[]))
+	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at)
+	VALUES ($1, $2, $4, $10, $8, $9, $11, $12, $13)
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ),` + appendTail
@@ -73,10 +58,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	case b.Info.Revision < 1:
 		return fmt.Errorf("pgstore: log %s: revision %d", id, b.Info.Revision)
-	case b.Info.Revision == 1 && (b.After != 0 || b.ToolCallsAt != 0):
-		return fmt.Errorf("pgstore: log %s: a first batch after seq %d, tool calls from %d", id, b.After, b.ToolCallsAt)
-	case b.ToolCallsAt < 0:
-		return fmt.Errorf("pgstore: log %s: tool calls from %d", id, b.ToolCallsAt)
+	case b.Info.Revision == 1 && b.After != 0:
+		return fmt.Errorf("pgstore: log %s: a first batch after seq %d", id, b.After)
 	}
 	types := make([]string, len(b.Events))
 	times := make([]time.Time, len(b.Events))
@@ -90,8 +73,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		}
 		types[i], times[i] = head.Type, head.CreatedAt
 	}
-	args := []any{id, b.Info.Incarnation, b.After, b.Info.Head, b.ToolCallsAt, types, times,
-		raw(b.Events), raw(b.ToolCalls), b.State, b.Info.UpdatedAt, b.Info.Revision}
+	args := []any{id, b.Info.Incarnation, b.After, b.Info.Head, types, times,
+		raw(b.Events), b.State, b.Info.UpdatedAt, b.Info.Revision}
 	sql := appendNext
 	if b.Info.Revision == 1 {
 		sql = appendFirst
@@ -145,10 +128,9 @@ func serialization(err error) bool {
 func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error {
 	id := b.Info.ID
 	var head, revision int64
-	var calls int
 	var incarnation uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation, tool_calls FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation, &calls)
-	expected := err == nil && head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation && calls >= b.ToolCallsAt
+	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation)
+	expected := err == nil && head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation
 	switch {
 	case failure != nil && (expected || errors.Is(err, pgx.ErrNoRows) && b.Info.Revision == 1):
 		return nil
@@ -160,8 +142,6 @@ func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error
 		return fmt.Errorf("pgstore: log %s: %w", id, s.failed(ctx, err))
 	case b.Info.Revision == 1:
 		return fmt.Errorf("pgstore: log %s exists, with head %d: %w", id, head, nous.ErrConflict)
-	case head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation && calls < b.ToolCallsAt:
-		return fmt.Errorf("pgstore: log %s: tool calls from %d of %d stored", id, b.ToolCallsAt, calls)
 	}
 	return fmt.Errorf("pgstore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
 		id, b.After, b.Info.Revision-1, b.Info.Incarnation, head, revision, incarnation, nous.ErrConflict)
@@ -181,42 +161,34 @@ func nullable(id uuid.UUID) pgtype.UUID {
 	return pgtype.UUID{Bytes: id, Valid: id != uuid.Nil}
 }
 
-// readLog reads a log's row, its tool calls from an index, and its events
-// after $2, in one statement and so one snapshot: the tool calls from $4
-// on, or from 0 when they were rewritten after revision $3, up to the
-// count the row says it has.
-const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at, a.at, l.tool_calls,
-	ARRAY(SELECT t.body FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= a.at AND t.idx < l.tool_calls ORDER BY t.idx),
+// readLog reads a log's row and its events after $2, in one statement and
+// so one snapshot.
+const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at,
 	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
-FROM nous_logs l, LATERAL (SELECT CASE WHEN l.calls_rewritten > $3 THEN 0 ELSE least(greatest($4::integer, 0), l.tool_calls) END AS at) a
+FROM nous_logs l
 WHERE l.id = $1`
 
 // Read implements [nous.Store].
-func (s *Store) Read(ctx context.Context, id uuid.UUID, from nous.Position) (nous.Stored, error) {
+func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
 	if err := s.usable(ctx); err != nil {
 		return nous.Stored{}, err
 	}
 	st := nous.Stored{Info: nous.LogInfo{ID: id}}
 	var parent pgtype.UUID
-	var calls, events [][]byte
-	var count int
+	var events [][]byte
 	i := &st.Info
-	callsFrom := max(min(from.ToolCalls, math.MaxInt32), 0) // as ToolCallsFrom reads it
-	err := s.pool.QueryRow(ctx, readLog, id, from.Seq, from.Revision, callsFrom).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
-		&st.State, &i.CreatedAt, &i.UpdatedAt, &st.ToolCallsAt, &count, &calls, &events)
+	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
+		&st.State, &i.CreatedAt, &i.UpdatedAt, &events)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}
 	if err != nil {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, s.failed(ctx, err))
 	}
-	if st.ToolCallsAt+len(calls) != count {
-		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %d tool calls from %d, of %d: %w", id, len(calls), st.ToolCallsAt, count, nous.ErrCorrupt)
-	}
 	if parent.Valid {
 		i.Parent = parent.Bytes
 	}
-	st.ToolCalls, st.Events = rawMessages(calls), rawMessages(events)
+	st.Events = rawMessages(events)
 	return st, nil
 }
 
@@ -288,7 +260,7 @@ func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.Lo
 
 // Delete implements [nous.Store]. It deletes the log's row first, which
 // waits for a save of it in progress; then, with a snapshot taken after,
-// its events and tool calls, that save's included; and it notifies the
+// its events, that save's included; and it notifies the
 // log's watchers, which end.
 func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if err := s.usable(ctx); err != nil {
@@ -303,9 +275,6 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 			return nous.ErrNotFound
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM nous_tool_calls WHERE log_id = $1`, id); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `SELECT pg_notify('nous_log', $1::text)`, id) // its watchers end

@@ -12,7 +12,8 @@ import (
 )
 
 // SchemaVersion is the version of the tables this package reads and writes.
-const SchemaVersion = 1
+// Open and New bring tables of version 1 to it (see migrateV1).
+const SchemaVersion = 2
 
 // ErrSchema reports a database whose nous tables are of a version this
 // package does not know: written by a newer one.
@@ -93,7 +94,7 @@ func (s *Store) Close() {
 	}
 }
 
-// schema creates the tables of version 1. Every statement may run again.
+// schema creates the tables of version 2. Every statement may run again.
 const schema = `
 CREATE TABLE IF NOT EXISTS nous_schema (
 	version integer NOT NULL
@@ -105,8 +106,6 @@ CREATE TABLE IF NOT EXISTS nous_logs (
 	incarnation uuid NOT NULL,
 	head        bigint NOT NULL,
 	revision    bigint NOT NULL,
-	tool_calls  integer NOT NULL,
-	calls_rewritten bigint NOT NULL DEFAULT 0,
 	state       bytea NOT NULL,
 	created_at  timestamptz NOT NULL,
 	updated_at  timestamptz NOT NULL
@@ -119,16 +118,36 @@ CREATE TABLE IF NOT EXISTS nous_events (
 	body       bytea NOT NULL,
 	PRIMARY KEY (log_id, seq)
 );
-CREATE TABLE IF NOT EXISTS nous_tool_calls (
-	log_id uuid NOT NULL,
-	idx    integer NOT NULL,
-	body   bytea NOT NULL,
-	PRIMARY KEY (log_id, idx)
-);
 `
 
-// migrate creates the schema when it is absent, under an advisory lock
-// so that processes opening at once do not race, and checks its version.
+// migrateV1 brings tables of version 1, which kept each log's tool calls
+// in a table of their own, to version 2, in the transaction that holds the
+// schema's lock: each log's calls go into its state document, as its
+// tool_calls (a JSON array of the calls' bodies, in order), where Load
+// records them as events of the log and the next save stores them so;
+// then the table and its columns go. Every state of version 1 is a JSON
+// object this package wrote, ending in '}'; checkV1 makes sure.
+const migrateV1 = `
+UPDATE nous_logs l
+SET state = substring(l.state FROM 1 FOR length(l.state) - 1)
+	|| convert_to(',"tool_calls":[', 'UTF8') || c.calls || convert_to(']}', 'UTF8')
+FROM (SELECT t.log_id, string_agg(t.body, convert_to(',', 'UTF8') ORDER BY t.idx) AS calls
+	FROM nous_tool_calls t JOIN nous_logs x ON x.id = t.log_id AND t.idx < x.tool_calls
+	GROUP BY t.log_id) c
+WHERE l.id = c.log_id;
+DROP TABLE nous_tool_calls;
+ALTER TABLE nous_logs DROP COLUMN tool_calls, DROP COLUMN calls_rewritten;
+UPDATE nous_schema SET version = 2;
+`
+
+// checkV1 counts the logs of version 1 with tool calls whose state
+// migrateV1 could not extend.
+const checkV1 = `SELECT count(*) FROM nous_logs
+WHERE tool_calls > 0 AND (length(state) < 3 OR get_byte(state, length(state) - 1) <> 125)`
+
+// migrate creates the schema when it is absent, or brings one of version 1
+// to version 2, under an advisory lock so that processes opening at once do
+// not race, and checks its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	// A schema already there is only read: a role without the right to
 	// create tables can open it. The tables are those of the first schema
@@ -166,6 +185,16 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
 			return err
 		case err != nil:
+			return err
+		case version == 1:
+			var bad int
+			if err := tx.QueryRow(ctx, checkV1).Scan(&bad); err != nil {
+				return err
+			}
+			if bad > 0 {
+				return fmt.Errorf("%w: %d logs of version 1 hold tool calls and a state that is not a JSON object", ErrSchema, bad)
+			}
+			_, err := tx.Exec(ctx, migrateV1)
 			return err
 		case version != SchemaVersion:
 			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
