@@ -69,7 +69,7 @@ type frame struct {
 // version (1 or 2), to dst.
 func appendFrame(dst []byte, f *frame, version byte) []byte {
 	size := frameHeader + 3*16 + 6*8 + 4 + len(f.state) + 4 + 8
-	for _, e := range f.events {
+	for _, e := range append(f.events, f.calls...) {
 		size += 4 + len(e)
 	}
 	dst = slices.Grow(dst, size)
@@ -86,9 +86,9 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
 	dst = append(dst, f.state...)
-	if version == 1 {
-		dst = binary.BigEndian.AppendUint32(dst, 0) // the calls are events now: none kept apart
-		dst = appendList(dst, nil)
+	if version == 1 { // Append keeps no calls apart: an empty list at index 0 drops those the file kept
+		dst = binary.BigEndian.AppendUint32(dst, uint32(f.callsAt))
+		dst = appendList(dst, f.calls)
 	}
 	dst = appendList(dst, f.events)
 	payload := dst[start+frameHeader:]

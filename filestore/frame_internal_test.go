@@ -29,7 +29,11 @@ func FuzzParseLog(f *testing.F) {
 	f.Add(full)
 	f.Add(full[:len(full)-3])
 	f.Add([]byte(magic))
-	f.Add([]byte("NOUSLOG\x02"))
+	f.Add([]byte(magicV1))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	v1 := appendFrame([]byte(magicV1), &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 1, Revision: 1, CreatedAt: at, UpdatedAt: at},
+		state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`)}, calls: []json.RawMessage{[]byte(`{"id":"a"}`)}}, 1)
+	f.Add(v1)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lf, err := parseLog(b)
 		if err != nil {

@@ -1,0 +1,91 @@
+package filestore
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+// A file of version 1, which kept tool calls apart from the events, loads
+// with them recorded as events; the next save appends a frame of version 1
+// that keeps none, and the file then loads as saved, also after a reopen.
+func TestVersion1FileLoadsAndSavesOn(t *testing.T) {
+	ctx := context.Background()
+	c := nous.NewContext()
+	for _, text := range []string{"one", "two", "three"} {
+		if err := c.AddMessage(nous.UserMessage(text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := make([]json.RawMessage, 3)
+	for i := range events {
+		b, err := c.AppendEventJSON(nil, int64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events[i] = b
+	}
+	id, at := c.Log().ID(), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	info := nous.LogInfo{ID: id, Incarnation: uuid.New(), CreatedAt: at, UpdatedAt: at}
+	call := func(id string) json.RawMessage { return json.RawMessage(`{"id":"` + id + `","name":"f","arguments":{"n":1}}`) }
+	state := []byte(`{"version":2,"system_prompt":"old","max_iterations":10}`)
+	first, second := info, info
+	first.Head, first.Revision = 2, 1
+	second.Head, second.Revision = 3, 2
+	b := []byte(magicV1)
+	b = appendFrame(b, &frame{info: first, state: state, events: events[:2], calls: []json.RawMessage{call("a"), call("b")}}, 1)
+	b = appendFrame(b, &frame{info: second, after: 2, state: state, events: events[2:], callsAt: 1, calls: []json.RawMessage{call("c")}}, 1)
+
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.path(id), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := nous.Load(ctx, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ToolCalls) != 2 || got.ToolCalls[0].ID != "a" || got.ToolCalls[1].ID != "c" || got.Log().Len() != 5 || got.SystemPrompt != "old" {
+		t.Fatalf("loaded %d events, calls %v, prompt %q: want the calls a and c recorded after 3 events", got.Log().Len(), got.ToolCalls, got.SystemPrompt)
+	}
+	if err := got.AddMessage(nous.UserMessage("four")); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Save(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := got.Serialize()
+	for round := range 2 {
+		again, err := nous.Load(ctx, s, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if have, _ := again.Serialize(); string(have) != string(want) {
+			t.Fatalf("round %d: a version 1 file saved on loads otherwise:\n%s\n%s", round, have, want)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = Open(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer s.Close()
+	raw, err := os.ReadFile(s.path(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := parseLog(raw)
+	if err != nil || lf.version != 1 || len(lf.calls) != 0 || len(lf.frames) != 3 {
+		t.Fatalf("the file after a save: version %d, %d calls kept apart, %d frames, %v; want version 1, none, 3", lf.version, len(lf.calls), len(lf.frames), err)
+	}
+}
