@@ -61,6 +61,13 @@
 // kept as they came: [ToolCall.ParseArguments] says they are unusable, and a
 // runtime answers the call with [ToolErrorMessage] so that the model retries.
 //
+// [Context.AddToolCall] records a call the runtime made: a tool_call event
+// whose [Event.Call] is the call. Context.ToolCalls is the fold of those
+// events, kept as they are appended, so a store keeps recorded calls as it
+// keeps every event and a save costs the calls added since, not all of
+// them. A call appended to the field directly is recorded at the next save;
+// a list edited otherwise is refused ([ErrToolCallsEdited]).
+//
 // # The system prompt, reasoning and the loop
 //
 // The system prompt lives in three places, each with its job. The
