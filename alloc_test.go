@@ -144,7 +144,7 @@ func TestApplyAppendIsAmortizedConstant(t *testing.T) {
 
 // TestMemoryFootprint measures the bytes a context of 100k messages holds
 // against the bytes of the same messages in a plain []Message, each measured
-// as the live heap after a GC. Issue 4's target is at most 2x.
+// as the live heap after a GC: at most 2x.
 func TestMemoryFootprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 100k messages twice")

@@ -11,7 +11,7 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// The benchmarks of issue 4. Each size is a sub-benchmark, n=10k and so on.
+// The benchmarks of the core. Each size is a sub-benchmark, n=10k and so on.
 // Benchmarks named Floor... are the baselines the targets compare against:
 // the same work done on plain slices and maps, with no log behind them.
 // BENCHMARKS.md lists which benchmark is compared with which.

@@ -367,3 +367,15 @@ func TestArgumentsObject(t *testing.T) {
 		}
 	}
 }
+
+// Messages copies a message that carries only metadata: writing the copy's
+// map changes nothing in the context.
+func TestMessagesCopiesMetadataOnly(t *testing.T) {
+	c := nous.NewContext()
+	m := nous.UserMessage("hi")
+	m.Metadata = map[string]any{"k": "v"}
+	require.NoError(t, c.AddMessage(m))
+	got := c.Messages()
+	got[0].Metadata["k"] = "changed"
+	assert.Equal(t, "v", c.Messages()[0].Metadata["k"])
+}

@@ -689,3 +689,48 @@ func TestSerializeEventDataSecretsByWord(t *testing.T) {
 	live, _ := c.Log().Event(1)
 	require.Equal(t, "Bearer x", live.Data["Authorization"], "the live context keeps its values")
 }
+
+// Messages are written as the model saw them: keys that name secrets stay
+// in their metadata, their parts' options and their calls' metadata, and
+// in a recorded call's metadata; only deps and event data are redacted.
+func TestSerializeDoesNotRedactMessages(t *testing.T) {
+	c := nous.NewContext(nous.WithLogger(quietLogger()), nous.WithDeps(map[string]any{"api_key": "sk-dep"}))
+	secret := map[string]any{"api_key": "sk-1", "access_token": "t"}
+	m := nous.AssistantMessage("hi", nous.ToolCall{ID: "a", Name: "f", Metadata: secret})
+	m.Metadata = secret
+	m.Parts = []nous.ContentPart{{Type: nous.PartThinking, Content: "x", Options: secret}}
+	serMust(t, c.AddMessage(m))
+	c.AddToolCall(nous.ToolCall{ID: "b", Name: "g", Metadata: secret})
+	data, err := c.Serialize()
+	serMust(t, err)
+	d, err := nous.Deserialize(data)
+	serMust(t, err)
+	got, _ := d.LastMessage()
+	for where, md := range map[string]map[string]any{
+		"metadata": got.Metadata, "part options": got.Parts[0].Options, "a call's metadata": got.ToolCalls[0].Metadata,
+		"a recorded call's metadata": d.ToolCalls[0].Metadata,
+	} {
+		assert.Equal(t, secret, md, "%s of a message", where)
+	}
+	_, kept := d.Deps["api_key"]
+	assert.False(t, kept, "deps are redacted")
+}
+
+// What Serialize drops (a NaN, say) it drops from what it writes, never
+// from the context: the log's messages, parts and calls keep every value.
+func TestSerializeLeavesTheLogAsItIs(t *testing.T) {
+	c := nous.NewContext(nous.WithLogger(quietLogger()))
+	bad := func() map[string]any { return map[string]any{"score": math.NaN(), "ok": 1} }
+	m := nous.AssistantMessage("hi", nous.ToolCall{ID: "a", Name: "f", Metadata: bad()}, nous.ToolCall{ID: "b", Name: "f"})
+	m.Metadata = bad()
+	m.Parts = []nous.ContentPart{{Type: nous.PartText, Content: "p", Options: bad()}, {Type: nous.PartText, Content: "q"}}
+	serMust(t, c.AddMessage(m))
+	_, err := c.Serialize()
+	serMust(t, err)
+	for _, got := range c.All() {
+		for where, md := range map[string]map[string]any{"metadata": got.Metadata, "part options": got.Parts[0].Options, "a call's metadata": got.ToolCalls[0].Metadata} {
+			score, ok := md["score"].(float64)
+			assert.True(t, ok && math.IsNaN(score), "the log's message lost its %s NaN: %v", where, md)
+		}
+	}
+}

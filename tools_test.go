@@ -159,3 +159,29 @@ func TestArgumentsThroughJSONMarshal(t *testing.T) {
 		assert.True(t, utf8.Valid(data), "the document is UTF-8")
 	}
 }
+
+// A tool that fails has its update dropped: the result is an error result
+// with the tool's content, and neither the deps nor the log get what the
+// update carried; the other calls' updates apply.
+func TestRunToolCallsFailedToolUpdateNotApplied(t *testing.T) {
+	c := nous.NewContext(nous.WithDeps(map[string]any{"n": 0}))
+	calls := []nous.ToolCall{{ID: "ok", Name: "f"}, {ID: "bad", Name: "f"}}
+	require.NoError(t, c.AddMessage(nous.AssistantMessage("", calls...)))
+	before := c.Log().Len()
+	err := c.RunToolCalls(context.Background(), calls, func(_ context.Context, rc nous.RunContext) nous.ToolResult {
+		if rc.Call.ID == "bad" {
+			return nous.ToolResult{Content: "it broke", Err: fmt.Errorf("boom"),
+				Update: nous.NewContextUpdate().Set("failed", true).LogEvent(nous.EventStepEnd, map[string]any{"from": "bad"})}
+		}
+		return nous.ToolResult{Content: "done", Update: nous.NewContextUpdate().Set("n", 1)}
+	})
+	require.NoError(t, err, "a tool's own error is its result, not RunToolCalls' error")
+	assert.Equal(t, 1, c.Deps["n"], "the good call's update applies")
+	_, ok := c.Deps["failed"]
+	assert.False(t, ok, "the failed call's update does not")
+	assert.Equal(t, before+2, c.Log().Len(), "two results and no event of the failed update")
+	last, _ := c.LastMessage()
+	assert.Equal(t, "bad", last.ToolCallID)
+	assert.Equal(t, "it broke", last.Content)
+	assert.Equal(t, true, last.Metadata[nous.MetadataIsError])
+}

@@ -55,9 +55,18 @@ func TestWatchOneOfTwoEnds(t *testing.T) {
 			got <- e.Seq
 		}
 	}()
-	<-started
-	<-started
-	<-got
+	for _, ch := range []<-chan struct{}{started, started} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("the watches did not start")
+		}
+	}
+	select {
+	case <-got:
+	case <-ctx.Done():
+		t.Fatal("the second watch yielded nothing")
+	}
 	cancel1()
 	time.Sleep(50 * time.Millisecond)
 	// other logs, to evict this one

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,6 +74,32 @@ func TestParseLog(t *testing.T) {
 	b := append(append(append([]byte(nil), full...), other...), full[len(magic):len(magic)+8]...)
 	if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("a frame of another log: %v", err)
+	}
+	// Each frame continues the one before: its revision one more, its
+	// after the head before it, the same log and incarnation.
+	lf, _ = parseLog(full)
+	first := full[:lf.frames[1].off]
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	next := func(change func(f *frame)) []byte {
+		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
+			events: []json.RawMessage{[]byte(`{"seq":3}`)}}
+		change(&f)
+		return appendFrame(slices.Clone(first), &f, 2)
+	}
+	if _, err := parseLog(next(func(*frame) {})); err != nil {
+		t.Fatalf("a frame that continues the first: %v", err)
+	}
+	for name, change := range map[string]func(f *frame){
+		"a revision skipped":  func(f *frame) { f.info.Revision = 3 },
+		"a revision repeated": func(f *frame) { f.info.Revision = 1 },
+		"an after not the head": func(f *frame) {
+			f.after, f.info.Head = 1, 2
+		},
+		"another incarnation": func(f *frame) { f.info.Incarnation = uuid.New() },
+	} {
+		if _, err := parseLog(next(change)); !errors.Is(err, nous.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
 	}
 	if _, err := parseLog([]byte("NOTALOG!rest")); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("wrong magic: %v", err)
