@@ -33,7 +33,9 @@ func TestVersion1FileLoadsAndSavesOn(t *testing.T) {
 	}
 	id, at := c.Log().ID(), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	info := nous.LogInfo{ID: id, Incarnation: uuid.New(), CreatedAt: at, UpdatedAt: at}
-	call := func(id string) json.RawMessage { return json.RawMessage(`{"id":"` + id + `","name":"f","arguments":{"n":1}}`) }
+	call := func(id string) json.RawMessage {
+		return json.RawMessage(`{"id":"` + id + `","name":"f","arguments":{"n":1}}`)
+	}
 	state := []byte(`{"version":2,"system_prompt":"old","max_iterations":10}`)
 	first, second := info, info
 	first.Head, first.Revision = 2, 1
