@@ -254,3 +254,29 @@ func TestIdleSaveAllocations(t *testing.T) {
 	}
 	wantAllocs(t, "idle Save with 1,000 tool calls", testing.AllocsPerRun(200, idle(10)), idle(1000))
 }
+
+// A save of a new message allocates what it allocates whatever the number
+// of tool calls recorded before: they are events the save does not read
+// again.
+func TestSaveAllocationsIgnoreRecordedToolCalls(t *testing.T) {
+	turn := func(n int) func() {
+		c := nous.NewContext()
+		for i := range n {
+			c.AddToolCall(nous.ToolCall{ID: fmt.Sprint("call_", i), Name: "f", Arguments: []byte(`{"a":1}`),
+				Metadata: map[string]any{"thought_signature": "c2ln"}})
+		}
+		s := storetest.NewMemory()
+		if err := c.Save(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := c.AddMessage(nous.UserMessage("next")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Save(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wantAllocs(t, "a save of a turn with 10,000 tool calls recorded", testing.AllocsPerRun(200, turn(10)), turn(10_000))
+}

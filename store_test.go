@@ -248,3 +248,11 @@ func TestRefreshBadEventAfterReplaceChangesNothing(t *testing.T) {
 		t.Fatalf("Refresh after a failed one:\n%s\n%s", y, x)
 	}
 }
+
+// The conformance suite over the memory store: the guarantees Save, Load
+// and Refresh give on any backend (a lost reply's batch taken as the
+// context's own only when it is, conflicts, idle saves, forks) are this
+// package's to keep, and its own tests check them.
+func TestStoreConformance(t *testing.T) {
+	storetest.Run(t, func(*testing.T) nous.Store { return storetest.NewMemory() })
+}

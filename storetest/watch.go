@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nous-go/nous"
+)
+
+// Watch yields the events stored after the seq asked for, then every batch
+// saved later, with no gap and no duplicate, and ctx's error once it is
+// done.
+func testWatch(t *testing.T, s nous.Store) {
+	w, ok := s.(nous.Watcher)
+	if !ok {
+		t.Skip("the store is not a nous.Watcher")
+	}
+	c := nous.NewContext(nous.WithLogger(quiet))
+	must(t, c.AddMessages(nous.UserMessage("m0"), nous.UserMessage("m1")))
+	must(t, c.Save(context.Background(), s))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const saves = 20
+	done := make(chan error, 1)
+	go func() {
+		for i := 2; i < 2+saves; i++ {
+			if err := c.AddMessage(nous.UserMessage(fmt.Sprint("m", i))); err != nil {
+				done <- err
+				return
+			}
+			if err := c.Save(context.Background(), s); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	next := int64(2) // asked for the events after seq 1
+	var last error
+	for e, err := range w.Watch(ctx, c.Log().ID(), 1) {
+		if err != nil {
+			last = err
+			break
+		}
+		if e.Seq != next || e.Message.Content != fmt.Sprint("m", next-1) {
+			t.Fatalf("watched seq %d %q, want seq %d", e.Seq, e.Message.Content, next)
+		}
+		if next++; next == 2+saves+1 {
+			cancel()
+		}
+	}
+	must(t, <-done)
+	if next != 2+saves+1 {
+		t.Fatalf("watched up to seq %d of %d", next-1, 1+saves+1)
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Fatalf("Watch ended with %v, want ctx's error", last)
+	}
+}
+
+// A watch of a log that is deleted, or deleted and saved again under its
+// ID, ends with an error wrapping ErrNotFound, and never yields an event of
+// the log saved again.
+func testWatchEnds(t *testing.T, s nous.Store) {
+	w, ok := s.(nous.Watcher)
+	if !ok {
+		t.Skip("the store is not a nous.Watcher")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, again := range []bool{false, true} {
+		c := nous.NewContext(nous.WithLogger(quiet))
+		must(t, c.AddMessage(nous.UserMessage("old 1")))
+		data, err := c.Serialize()
+		must(t, err)
+		must(t, c.AddMessages(nous.UserMessage("old 2"), nous.UserMessage("old 3")))
+		must(t, c.Save(ctx, s))
+		var last error
+		for e, err := range w.Watch(ctx, c.Log().ID(), 0) {
+			if err != nil {
+				last = err
+				break
+			}
+			if !strings.HasPrefix(e.Message.Content, "old") {
+				t.Fatalf("watched %q, of the log saved again", e.Message.Content)
+			}
+			if e.Seq == 3 { // between two reads: the log goes, and another comes
+				must(t, s.Delete(ctx, c.Log().ID()))
+				if again {
+					b, err := nous.DeserializeWithLogger(data, quiet)
+					must(t, err)
+					for i := range 4 {
+						must(t, b.AddMessage(nous.UserMessage(fmt.Sprint("new ", i))))
+					}
+					must(t, b.Save(ctx, s))
+				}
+			}
+		}
+		if !errors.Is(last, nous.ErrNotFound) {
+			t.Fatalf("saved again %v: the watch ended with %v, want ErrNotFound", again, last)
+		}
+	}
+}
