@@ -59,17 +59,14 @@ func TestCachePoisonedApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	injected := errors.New("injected write failure")
-	s.fault = func(op string) error {
-		if op == "write" {
-			return injected
-		}
-		return nil
-	}
+	fs := newTestFS()
+	s.fs = fs
+	fs.failing("write", injected)
 	p.AddMessage(nous.UserMessage("p2"))
 	if err := p.Save(ctx, s); !errors.Is(err, injected) {
 		t.Fatalf("poisoning save: %v", err)
 	}
-	s.fault = nil
+	fs.failing("", nil)
 	for _, text := range []string{"a", "b"} {
 		c := nous.NewContext()
 		c.AddMessage(nous.UserMessage(text))

@@ -3,6 +3,7 @@ package filestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -21,6 +22,8 @@ func TestFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			fs := newTestFS()
+			s.fs = fs
 			ctx := context.Background()
 			c := nous.NewContext()
 			for _, text := range []string{"one", "two"} {
@@ -36,19 +39,14 @@ func TestFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			injected := errors.New("injected " + op + " failure")
-			s.fault = func(o string) error {
-				if o == op {
-					return injected
-				}
-				return nil
-			}
+			fs.failing(op, injected)
 			if err := c.AddMessage(nous.UserMessage("three")); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Save(ctx, s); !errors.Is(err, injected) {
 				t.Fatalf("save with a failed %s: %v", op, err)
 			}
-			s.fault = nil
+			fs.failing("", nil)
 			if err := c.Save(ctx, s); err == nil {
 				t.Fatal("a poisoned log saved again without a reopen")
 			}
@@ -96,12 +94,9 @@ func TestCreateFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			injected := errors.New("injected " + op + " failure")
-			s.fault = func(o string) error {
-				if o == op {
-					return injected
-				}
-				return nil
-			}
+			fs := newTestFS()
+			s.fs = fs
+			fs.failing(op, injected)
 			c := nous.NewContext()
 			if err := c.AddMessage(nous.UserMessage("one")); err != nil {
 				t.Fatal(err)
@@ -109,7 +104,7 @@ func TestCreateFaults(t *testing.T) {
 			if err := c.Save(ctx, s); !errors.Is(err, injected) {
 				t.Fatalf("first save with a failed %s: %v", op, err)
 			}
-			s.fault = nil
+			fs.failing("", nil)
 			tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
 			if len(tmps) != 0 {
 				t.Fatalf("temporary files left: %v", tmps)
@@ -135,5 +130,55 @@ func TestCreateFaults(t *testing.T) {
 				t.Fatalf("loaded %d messages, %d events, want 1 and 1", got.Len(), got.Log().Len())
 			}
 		})
+	}
+}
+
+// A save that returns nil is on disk: every byte written to the log's file
+// is covered by an fsync before it returns, and a new log's file, written
+// aside and fsynced, is renamed into place and its directory fsynced
+// before the first save returns. Without sync, nothing is fsynced.
+func TestSavesAreDurable(t *testing.T) {
+	ctx := context.Background()
+	for _, noSync := range []bool{false, true} {
+		var opts []Option
+		if noSync {
+			opts = append(opts, WithoutSync())
+		}
+		s, err := Open(t.TempDir(), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := newTestFS()
+		s.fs = fs
+		c := nous.NewContext()
+		name := c.Log().ID().String() + suffix
+		for i := range 4 {
+			if err := c.AddMessage(nous.UserMessage(fmt.Sprint("turn ", i))); err != nil {
+				t.Fatal(err)
+			}
+			before := fs.count()
+			if err := c.Save(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			ops := fs.since(before)
+			switch {
+			case noSync:
+				if hasInOrder(ops, "sync") || hasInOrder(ops, "syncdir") {
+					t.Fatalf("save %d without sync: %v", i, ops)
+				}
+			case i == 0:
+				if !hasInOrder(ops, "write "+name+".tmp", "sync "+name+".tmp", "rename "+name+".tmp "+name, "syncdir") {
+					t.Fatalf("the first save: %v; want the file written aside, fsynced, renamed, its directory fsynced", ops)
+				}
+			default:
+				if !hasInOrder(ops, "write "+name, "sync "+name) {
+					t.Fatalf("save %d: %v; want its frame written, then fsynced", i, ops)
+				}
+			}
+			if u := fs.unsynced(); !noSync && len(u) > 0 {
+				t.Fatalf("save %d returned with bytes no fsync covered: %v", i, u)
+			}
+		}
+		s.Close()
 	}
 }

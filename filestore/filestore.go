@@ -61,9 +61,7 @@ type Store struct {
 	opts   options
 	unlock func() error
 
-	// fault, when set by a test, is asked before each write and fsync of a
-	// frame; an error fails it (a write then writes half the frame).
-	fault func(op string) error
+	fs fileSystem // what it writes through: osFS but in tests
 
 	mu       sync.Mutex
 	logs     map[uuid.UUID]*entry
@@ -93,7 +91,7 @@ const (
 type entry struct {
 	bytes    int64 // about what it holds in memory, as last counted
 	file     logFile
-	f        *os.File // the log file open for appending, after its first append
+	f        file  // the log file open for appending, after its first append
 	poisoned error    // a write or fsync failed: the file's end is unknown until Open again
 }
 
@@ -113,7 +111,7 @@ const suffix = ".log"
 // nor Windows' file sharing, such as Plan 9, Solaris or WebAssembly, there
 // is no lock: open a directory from one process only.)
 func Open(dir string, opts ...Option) (*Store, error) {
-	s := &Store{dir: dir, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{},
+	s := &Store{dir: dir, fs: osFS{}, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{},
 		recent: list.New(), elems: map[uuid.UUID]*list.Element{}}
 	for _, o := range opts {
 		if o != nil {
@@ -372,11 +370,11 @@ func (s *Store) create(id uuid.UUID, content []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	if err := os.Rename(tmp, s.path(id)); err != nil {
+	if err := s.fs.rename(tmp, s.path(id)); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	if err := orElse(s.injected("syncdir"), s.syncDir); err != nil {
+	if err := s.syncDir(); err != nil {
 		// The file is in place, but its name may not survive a crash:
 		// the caller poisons the log until the store is opened again.
 		return errRenamed{fmt.Errorf("filestore: log %s: %w", id, err)}
@@ -391,13 +389,8 @@ type errRenamed struct{ error }
 func (e errRenamed) Unwrap() error { return e.error }
 
 func (s *Store) writeFile(name string, content []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := s.fs.create(name)
 	if err != nil {
-		return err
-	}
-	if err := s.injected("create"); err != nil {
-		f.Write(content[:len(content)/2])
-		f.Close()
 		return err
 	}
 	if _, err := f.Write(content); err != nil {
@@ -417,7 +410,7 @@ func (s *Store) writeFile(name string, content []byte) error {
 // next save, and fsyncs it. On error the caller poisons the log.
 func (s *Store) write(id uuid.UUID, e *entry, frame []byte) error {
 	if e.f == nil {
-		f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_APPEND, 0)
+		f, err := s.fs.openAppend(s.path(id))
 		if err != nil {
 			return fmt.Errorf("filestore: log %s: %w", id, err)
 		}
@@ -431,42 +424,22 @@ func (s *Store) write(id uuid.UUID, e *entry, frame []byte) error {
 			s.open = s.open[1:]
 		}
 	}
-	if err := s.injected("write"); err != nil {
-		e.f.Write(frame[:len(frame)/2])
-		return fmt.Errorf("filestore: log %s: write: %w", id, err)
-	}
 	if _, err := e.f.Write(frame); err != nil {
 		return fmt.Errorf("filestore: log %s: write: %w", id, err)
 	}
 	if !s.opts.noSync {
-		if err := orElse(s.injected("sync"), e.f.Sync); err != nil {
+		if err := e.f.Sync(); err != nil {
 			return fmt.Errorf("filestore: log %s: fsync: %w", id, err)
 		}
 	}
 	return nil
 }
 
-// injected returns the fault a test injects for op, or nil.
-func (s *Store) injected(op string) error {
-	if s.fault == nil {
-		return nil
-	}
-	return s.fault(op)
-}
-
-// orElse returns err, or when it is nil, what f returns.
-func orElse(err error, f func() error) error {
-	if err != nil {
-		return err
-	}
-	return f()
-}
-
 func (s *Store) syncDir() error {
 	if s.opts.noSync {
 		return nil
 	}
-	return syncDirectory(s.dir)
+	return s.fs.syncDir(s.dir)
 }
 
 // syncDirectory fsyncs directory dir, so that the names made or removed

@@ -1,0 +1,36 @@
+package filestore
+
+import "os"
+
+// file is a file the store writes a log through: an *os.File, or in tests
+// one that remembers what was written and what was synced, or fails.
+type file interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Close() error
+}
+
+// fileSystem is what the store does to the files of its directory when it
+// writes: osFS, or in tests a file system that records every operation or
+// fails one. Reading, cutting a torn tail and deleting use package os.
+type fileSystem interface {
+	create(name string) (file, error)     // a new file, or an old one emptied, to write
+	openAppend(name string) (file, error) // an existing file, to append to
+	rename(from, to string) error
+	syncDir(dir string) error // fsync directory dir, so that its names survive a crash
+}
+
+// osFS is the file system of the operating system.
+type osFS struct{}
+
+func (osFS) create(name string) (file, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+func (osFS) openAppend(name string) (file, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+}
+
+func (osFS) rename(from, to string) error { return os.Rename(from, to) }
+
+func (osFS) syncDir(dir string) error { return syncDirectory(dir) }
