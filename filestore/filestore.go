@@ -92,7 +92,7 @@ type entry struct {
 	bytes    int64 // about what it holds in memory, as last counted
 	file     logFile
 	f        file  // the log file open for appending, after its first append
-	poisoned error    // a write or fsync failed: the file's end is unknown until Open again
+	poisoned error // a write or fsync failed: the file's end is unknown until Open again
 }
 
 // close closes e's file, if it is open.
