@@ -1,0 +1,97 @@
+package nous_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/storetest"
+)
+
+// zeroIncarnation is a store that reports no incarnation, as one written
+// before incarnations were might.
+type zeroIncarnation struct{ nous.Store }
+
+func (z zeroIncarnation) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	st, err := z.Store.Read(ctx, id, after)
+	st.Info.Incarnation = uuid.Nil
+	return st, err
+}
+
+// A log whose stored incarnation is the zero UUID is never given a new one
+// by a save (which the store refuses), and the failed save changes
+// nothing: a Refresh that worked before it works after it.
+func TestRefreshAfterARefusedSaveOfNoIncarnation(t *testing.T) {
+	ctx := context.Background()
+	mem := storetest.NewMemory()
+	a := nous.NewContext()
+	mustDo(t, a.AddMessage(nous.UserMessage("imported")))
+	mustDo(t, a.Save(ctx, mem))
+	s := zeroIncarnation{mem}
+	c, err := nous.Load(ctx, s, a.Log().ID())
+	mustDo(t, err)
+	mustDo(t, c.Refresh(ctx, s))
+	mustDo(t, c.AddMessage(nous.UserMessage("next")))
+	if err := c.Save(ctx, s); err == nil {
+		t.Fatal("a save without an incarnation was taken")
+	}
+	if err := c.Refresh(ctx, s); err != nil { // the store has not moved on: c left as it is
+		t.Fatalf("Refresh after a failed save: %v", err)
+	}
+}
+
+// A Refresh of one replacement allocates about as much on a view of
+// 100,000 messages as on one of 1,000 (it changes the view in place).
+func TestRefreshCostsTheNewEvents(t *testing.T) {
+	ctx := context.Background()
+	refresh := func(n int) uint64 {
+		s := storetest.NewMemory()
+		a := nous.NewContext(quietOption)
+		for i := range n {
+			mustDo(t, a.AddMessage(nous.UserMessage(fmt.Sprint(i))))
+		}
+		mustDo(t, a.Save(ctx, s))
+		b, err := nous.Load(ctx, s, a.Log().ID())
+		mustDo(t, err)
+		mustDo(t, a.AddMessage(nous.UserMessage("first growth of b's view")))
+		mustDo(t, a.Save(ctx, s))
+		mustDo(t, b.Refresh(ctx, s))
+		mustDo(t, a.ReplaceMessage(a.Len()-1, nous.UserMessage("edited")))
+		mustDo(t, a.Save(ctx, s))
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		mustDo(t, b.Refresh(ctx, s))
+		runtime.ReadMemStats(&m1)
+		if x, y := documentOf(t, a), documentOf(t, b); !bytes.Equal([]byte(x), []byte(y)) {
+			t.Fatal("refreshed context differs")
+		}
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	small, large := refresh(1_000), refresh(100_000)
+	if large > 4*small {
+		t.Fatalf("a Refresh of one replace event allocates %d bytes on a view of 1,000 messages, %d on one of 100,000", small, large)
+	}
+}
+
+// With no unsaved changes, Refresh takes what another writer saved,
+// the same NaN in metadata notwithstanding.
+func TestRefreshWithNaNInToolCallMetadata(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	c := nous.NewContext(quietOption)
+	mustDo(t, c.AddMessage(nous.UserMessage("one")))
+	c.AddToolCall(nous.ToolCall{ID: "a", Name: "f", Metadata: map[string]any{"score": math.NaN()}})
+	mustDo(t, c.Save(ctx, s))
+	d, err := nous.Load(ctx, s, c.Log().ID())
+	mustDo(t, err)
+	mustDo(t, d.AddMessage(nous.UserMessage("two")))
+	mustDo(t, d.Save(ctx, s))
+	if err := c.Refresh(ctx, s); err != nil {
+		t.Fatalf("Refresh of a context without changes: %v", err)
+	}
+}
