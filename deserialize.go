@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/nous-go/nous/internal/jsonx"
 )
 
@@ -32,13 +31,6 @@ type wireInput struct {
 	AgentName     string          `json:"agent_name"`
 	Log           *wireLogInput   `json:"log"`
 	Events        *jsonArray      `json:"events"` // the reference library's version 2 instead of log
-}
-
-type wireLogInput struct {
-	ID       string       `json:"id"`
-	ParentID *string      `json:"parent_id"`
-	ForkSeq  *int64       `json:"fork_seq"`
-	Events   *[]eventJSON `json:"events"`
 }
 
 // jsonArray accepts a JSON array or null without decoding or copying it:
@@ -201,66 +193,6 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// restoreV2 builds the context of a version 2 blob decoded into w.
-func restoreV2(w *wireInput) (*Context, error) {
-	if w.Log == nil {
-		return nil, malformed("log", errors.New("missing"))
-	}
-	id, err := parseLogID(w.Log.ID)
-	if err != nil {
-		return nil, malformed("log.id", err)
-	}
-	var parent uuid.UUID
-	var forkSeq int64
-	switch {
-	case w.Log.ParentID != nil && w.Log.ForkSeq == nil:
-		return nil, malformed("log.fork_seq", errors.New("missing in a fork"))
-	case w.Log.ParentID == nil && w.Log.ForkSeq != nil:
-		return nil, malformed("log.fork_seq", errors.New("without log.parent_id"))
-	case w.Log.ParentID != nil:
-		if parent, err = parseLogID(*w.Log.ParentID); err != nil {
-			return nil, malformed("log.parent_id", err)
-		}
-		forkSeq = *w.Log.ForkSeq
-	}
-	if w.Log.Events == nil {
-		return nil, malformed("log.events", errors.New("missing"))
-	}
-	events := make([]Event, len(*w.Log.Events))
-	for i := range events {
-		e := &events[i]
-		if err := (*w.Log.Events)[i].decode(e); err != nil {
-			return nil, malformed(fmt.Sprintf("log.events[%d]", i), err)
-		}
-	}
-	l, view, err := restoreLog(id, parent, forkSeq, events, true)
-	if err != nil {
-		return nil, fmt.Errorf("nous: deserialize: log.%w", err)
-	}
-	c, err := restoreState(w, false)
-	if err != nil {
-		return nil, err
-	}
-	c.log, c.view = l, view
-	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
-		return nil, fmt.Errorf("nous: deserialize: %w", err)
-	}
-	return c, nil
-}
-
-// parseLogID reads a log ID: a UUID in its canonical 36-character form, not
-// the nil UUID.
-func parseLogID(s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	switch {
-	case err != nil || len(s) != 36:
-		return uuid.Nil, fmt.Errorf("%q is not a UUID", s)
-	case id == uuid.Nil:
-		return uuid.Nil, errors.New("the nil UUID")
-	}
-	return id, nil
-}
-
 // restoreState returns a context holding the plain state of w (everything
 // but the messages and the log), by the rules of version 1 when v1 is true.
 // Its ToolCalls are those w kept apart from its log, for takeToolCalls.
@@ -373,52 +305,4 @@ func (w *wireRaw) plainFields(in *wireInput) []rawField {
 		{"max_iterations", w.MaxIterations, &in.MaxIterations},
 		{"agent_name", w.AgentName, &in.AgentName},
 	}
-}
-
-// locateError returns the error of a version 2 blob that the one-pass
-// decode refused with cause, naming the field: it decodes the fields one by
-// one, the events too.
-func locateError(data []byte, cause error) error {
-	var raw wireRaw
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return malformed("", err)
-	}
-	var array jsonArray
-	if err := decodeFields(append(raw.plainFields(new(wireInput)), rawField{"messages", raw.Messages, &array})...); err != nil {
-		return err
-	}
-	var log struct {
-		ID       json.RawMessage `json:"id"`
-		ParentID json.RawMessage `json:"parent_id"`
-		ForkSeq  json.RawMessage `json:"fork_seq"`
-		Events   json.RawMessage `json:"events"`
-	}
-	if len(raw.Log) == 0 {
-		return malformed("", cause)
-	}
-	if err := json.Unmarshal(raw.Log, &log); err != nil {
-		return malformed("log", err)
-	}
-	err := decodeFields(
-		rawField{"log.id", log.ID, new(string)},
-		rawField{"log.parent_id", log.ParentID, new(string)},
-		rawField{"log.fork_seq", log.ForkSeq, new(int64)},
-	)
-	if err != nil {
-		return err
-	}
-	var events []json.RawMessage
-	if len(log.Events) == 0 {
-		return malformed("", cause)
-	}
-	if err := json.Unmarshal(log.Events, &events); err != nil {
-		return malformed("log.events", errors.New("not a list"))
-	}
-	for i, raw := range events {
-		var e Event
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return malformed(fmt.Sprintf("log.events[%d]", i), err)
-		}
-	}
-	return malformed("", cause)
 }
