@@ -27,15 +27,15 @@ const secretValue = "sk-SEAMS-never-on-disk"
 // run knows must hold: the calls recorded, and the document of the last
 // save that returned nil.
 type seams struct {
-	t      *testing.T
-	r      *rand.Rand
-	ctx    context.Context
-	store  *flakyReplies
-	c      *nous.Context
-	calls  []string // the IDs of the recorded calls, in order
-	saved  []byte   // c's document at its last acknowledged save; nil before one
-	turn   int
-	trace  []string
+	t     *testing.T
+	r     *rand.Rand
+	ctx   context.Context
+	store *flakyReplies
+	c     *nous.Context
+	calls []string // the IDs of the recorded calls, in order
+	saved []byte   // c's document at its last acknowledged save; nil before one
+	turn  int
+	trace []string
 }
 
 // flakyReplies is a store whose next Append, when lose is set, stores the
