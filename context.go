@@ -313,7 +313,7 @@ func (c *Context) All() iter.Seq2[int, Message] {
 		// entry appended since, should the loop body break the rule that
 		// the context does not change during the walk.
 		msgs := &c.log.msgs
-		var chunk []stored
+		var chunk []logMessage
 		var base int64
 		for i, mi := range view {
 			if uint64(mi-base) >= uint64(len(chunk)) {

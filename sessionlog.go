@@ -23,9 +23,9 @@ type record struct {
 	call        int64 // tool_call events that record a call: 1 + its index in calls; 0 for none
 }
 
-// stored is a surface event's message as the log stores it, with the seq of
+// logMessage is a surface event's message as the log keeps it, with the seq of
 // its event.
-type stored struct {
+type logMessage struct {
 	msg Message
 	seq int64
 }
@@ -37,9 +37,9 @@ type eventLog struct {
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
-	recs    chunks[record]   // the events, recs.at(seq-1) for seq
-	msgs    chunks[stored]   // the surface events' messages, in append order
-	calls   chunks[ToolCall] // the calls tool_call events record, in append order
+	recs    chunks[record]     // the events, recs.at(seq-1) for seq
+	msgs    chunks[logMessage] // the surface events' messages, in append order
+	calls   chunks[ToolCall]   // the calls tool_call events record, in append order
 }
 
 // emptyLog is what a nil or zero [SessionLog] reads: no events, no ID. It
@@ -55,7 +55,7 @@ func (l *eventLog) rec(seq int64) *record { return l.recs.at(seq - 1) }
 
 // msg returns the message at index mi of the log's messages, an entry of a
 // view. It must not be modified.
-func (l *eventLog) msg(mi int64) *stored { return l.msgs.at(mi) }
+func (l *eventLog) msg(mi int64) *logMessage { return l.msgs.at(mi) }
 
 // event returns the event with the given seq, which must be in the log, as
 // an Event that shares nothing with the log.
@@ -101,7 +101,7 @@ func (l *eventLog) push(r *record) int64 { return l.recs.push(r) + 1 }
 // its seq, and returns the index of the message in the log's messages: the
 // entry the event adds to a view. m must not be used elsewhere afterwards.
 func (l *eventLog) pushMessage(r *record, m *Message) int64 {
-	r.mi = l.msgs.push(&stored{msg: *m, seq: l.len() + 1})
+	r.mi = l.msgs.push(&logMessage{msg: *m, seq: l.len() + 1})
 	l.push(r)
 	return r.mi
 }
