@@ -12,12 +12,14 @@ import (
 )
 
 // SchemaVersion is the version of the tables this package reads and writes.
-// Open and New bring tables of version 1 to it (see migrateV1).
+// Open and New bring tables of version 1 to it (see the package doc).
 const SchemaVersion = 2
 
-// ErrSchema reports a database whose nous tables are of a version this
-// package does not know: written by a newer one.
-var ErrSchema = errors.New("pgstore: unknown schema version")
+// ErrSchema reports a database whose nous tables this package cannot use:
+// of a version it does not know (written by a newer one), or of version 1
+// with logs that cannot be brought to version 2, which the error counts
+// and names the first of; the database is left as it was.
+var ErrSchema = errors.New("pgstore: unusable schema")
 
 // ErrClosed reports a call on a closed Store: every method after Close
 // returns an error wrapping it, and Close ends every Watch with one.
@@ -54,7 +56,8 @@ func (s *Store) failed(ctx context.Context, err error) error {
 
 // Open connects to the database dsn names (a URL or key=value DSN, as
 // pgxpool.ParseConfig reads it) with a pool of its own, which Close
-// closes, and creates the schema when it is absent.
+// closes, and creates the schema when it is absent or brings one of
+// version 1 to [SchemaVersion], as New does.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
@@ -70,7 +73,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 }
 
 // New returns a Store on the caller's pool, which Close leaves open, and
-// creates the schema when it is absent.
+// creates the schema when it is absent or brings one of version 1 to
+// [SchemaVersion] (see the package's Schema section); several processes
+// may do either at once, and it happens once.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New with a nil pool")
@@ -125,14 +130,17 @@ CREATE TABLE IF NOT EXISTS nous_events (
 // schema's lock: each log's calls go into its state document, as its
 // tool_calls (a JSON array of the calls' bodies, in order), where Load
 // records them as events of the log and the next save stores them so;
-// then the table and its columns go. Every state of version 1 is a JSON
-// object this package wrote, ending in '}'; checkV1 makes sure.
+// then the table and its columns go. The rows of a log at or beyond the
+// count its row keeps were calls a later save had replaced: they are not
+// the log's. Every state of version 1 is a JSON object this package wrote,
+// starting with '{"' and ending in '}'; checkV1 makes sure, and that every
+// call the log counts is there.
 const migrateV1 = `
 UPDATE nous_logs l
 SET state = substring(l.state FROM 1 FOR length(l.state) - 1)
 	|| convert_to(',"tool_calls":[', 'UTF8') || c.calls || convert_to(']}', 'UTF8')
 FROM (SELECT t.log_id, string_agg(t.body, convert_to(',', 'UTF8') ORDER BY t.idx) AS calls
-	FROM nous_tool_calls t JOIN nous_logs x ON x.id = t.log_id AND t.idx < x.tool_calls
+	FROM nous_tool_calls t JOIN nous_logs x ON x.id = t.log_id AND t.idx >= 0 AND t.idx < x.tool_calls
 	GROUP BY t.log_id) c
 WHERE l.id = c.log_id;
 DROP TABLE nous_tool_calls;
@@ -140,10 +148,15 @@ ALTER TABLE nous_logs DROP COLUMN tool_calls, DROP COLUMN calls_rewritten;
 UPDATE nous_schema SET version = 2;
 `
 
-// checkV1 counts the logs of version 1 with tool calls whose state
-// migrateV1 could not extend.
-const checkV1 = `SELECT count(*) FROM nous_logs
-WHERE tool_calls > 0 AND (length(state) < 3 OR get_byte(state, length(state) - 1) <> 125)`
+// checkV1 counts the logs of version 1 with tool calls that migrateV1
+// cannot carry, and returns the first one's ID: a state it could not
+// extend, or calls missing of those the row counts (which version 1 read
+// as corrupt, and a migration must not turn into a shorter list).
+const checkV1 = `SELECT count(*), min(l.id::text) FROM nous_logs l
+WHERE l.tool_calls > 0 AND (length(l.state) < 3
+	OR substring(l.state FROM 1 FOR 2) <> convert_to('{"', 'UTF8')
+	OR get_byte(l.state, length(l.state) - 1) <> 125
+	OR l.tool_calls <> (SELECT count(*) FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= 0 AND t.idx < l.tool_calls))`
 
 // migrate creates the schema when it is absent, or brings one of version 1
 // to version 2, under an advisory lock so that processes opening at once do
@@ -188,11 +201,14 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		case version == 1:
 			var bad int
-			if err := tx.QueryRow(ctx, checkV1).Scan(&bad); err != nil {
+			var first *string
+			if err := tx.QueryRow(ctx, checkV1).Scan(&bad, &first); err != nil {
 				return err
 			}
 			if bad > 0 {
-				return fmt.Errorf("%w: %d logs of version 1 hold tool calls and a state that is not a JSON object", ErrSchema, bad)
+				return fmt.Errorf("%w: the database has version 1, and %d of its logs cannot be brought to version %d (log %s the first): "+
+					"they count tool calls that nous_tool_calls does not all hold, or their state is not a JSON object; "+
+					"nothing was changed: repair or delete those logs, then open again", ErrSchema, bad, SchemaVersion, *first)
 			}
 			_, err := tx.Exec(ctx, migrateV1)
 			return err
@@ -201,7 +217,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrSchema):
+		return err
+	case err != nil:
 		return fmt.Errorf("pgstore: create the schema: %w", ctxErr(ctx, err))
 	}
 	return nil
