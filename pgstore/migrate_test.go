@@ -1,0 +1,362 @@
+package pgstore_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/pgstore"
+	"github.com/nous-go/nous/storetest"
+)
+
+// schemaV1 creates the tables of version 1, as this package made them
+// before tool calls were events.
+const schemaV1 = `
+CREATE TABLE nous_schema (
+	version integer NOT NULL
+);
+CREATE TABLE nous_logs (
+	id          uuid PRIMARY KEY,
+	parent      uuid,
+	fork_seq    bigint NOT NULL,
+	incarnation uuid NOT NULL,
+	head        bigint NOT NULL,
+	revision    bigint NOT NULL,
+	tool_calls  integer NOT NULL,
+	calls_rewritten bigint NOT NULL DEFAULT 0,
+	state       bytea NOT NULL,
+	created_at  timestamptz NOT NULL,
+	updated_at  timestamptz NOT NULL
+);
+CREATE TABLE nous_events (
+	log_id     uuid NOT NULL,
+	seq        bigint NOT NULL,
+	type       text NOT NULL,
+	created_at timestamptz NOT NULL,
+	body       bytea NOT NULL,
+	PRIMARY KEY (log_id, seq)
+);
+CREATE TABLE nous_tool_calls (
+	log_id uuid NOT NULL,
+	idx    integer NOT NULL,
+	body   bytea NOT NULL,
+	PRIMARY KEY (log_id, idx)
+);
+INSERT INTO nous_schema (version) VALUES (1);
+`
+
+// v1Log is a log as a database of version 1 kept it.
+type v1Log struct {
+	nous.Stored                 // its row and its events, as this package writes them
+	count       int             // its row's tool_calls: how many of calls are the log's
+	calls       []nous.ToolCall // its rows of nous_tool_calls, idx 0, 1, ...
+}
+
+// want returns the tool calls of l.
+func (l *v1Log) want() []nous.ToolCall { return l.calls[:l.count] }
+
+// v1Turns adds n turns to c, numbered from first, and returns the calls
+// its assistant messages make, as Context.ToolCalls held them under
+// version 1, apart from the log: c records none.
+func v1Turns(t *testing.T, c *nous.Context, first, n int) []nous.ToolCall {
+	t.Helper()
+	var calls []nous.ToolCall
+	for i := first; i < first+n; i++ {
+		call := nous.ToolCall{ID: fmt.Sprint("call_", i), Name: "lookup", Arguments: json.RawMessage(fmt.Sprintf(`{"q":%d}`, i)),
+			Metadata: map[string]any{"signature": fmt.Sprint("sig", i)}}
+		must(t, c.AddMessages(nous.UserMessage(fmt.Sprint("question ", i)), nous.AssistantMessage("", call)))
+		c.Iteration++
+		must(t, c.AddMessage(nous.ToolMessage(call.ID, call.Name, fmt.Sprint("result ", i))))
+		calls = append(calls, call)
+	}
+	return calls
+}
+
+// v1Context returns a context of n turns with state to keep, and the
+// calls of its turns.
+func v1Context(t *testing.T, n int) (*nous.Context, []nous.ToolCall) {
+	c := nous.NewContext(nous.WithLogger(quiet), nous.WithSystemPrompt("be brief"), nous.WithDeps(map[string]any{"tenant": "a", "n": 1.5}),
+		nous.WithAgentName("agent"), nous.WithMaxIterations(10))
+	return c, v1Turns(t, c, 0, n)
+}
+
+// v1Of returns c's log as this package stores it (its state and events,
+// written by a save), with calls rows of nous_tool_calls of which the row
+// counts count.
+func v1Of(t *testing.T, c *nous.Context, calls []nous.ToolCall, count int) v1Log {
+	t.Helper()
+	m := storetest.NewMemory()
+	must(t, c.Save(bg, m))
+	st, err := m.Read(bg, c.Log().ID(), 0)
+	must(t, err)
+	return v1Log{Stored: st, count: count, calls: calls}
+}
+
+// createV1 makes dsn's schema one of version 1 that holds logs.
+func createV1(t *testing.T, dsn string, logs ...v1Log) {
+	t.Helper()
+	conn := connect(t, dsn)
+	_, err := conn.Exec(bg, schemaV1)
+	must(t, err)
+	for _, l := range logs {
+		i := &l.Info
+		var parent any
+		if i.Parent != uuid.Nil {
+			parent = i.Parent
+		}
+		_, err := conn.Exec(bg, `INSERT INTO nous_logs (id, parent, fork_seq, incarnation, head, revision, tool_calls, calls_rewritten, state, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10)`,
+			i.ID, parent, i.ForkSeq, i.Incarnation, i.Head, i.Revision, l.count, l.State, i.CreatedAt, i.UpdatedAt)
+		must(t, err)
+		for _, body := range l.Events {
+			var e nous.Event
+			must(t, json.Unmarshal(body, &e))
+			_, err := conn.Exec(bg, `INSERT INTO nous_events (log_id, seq, type, created_at, body) VALUES ($1, $2, $3, $4, $5)`,
+				i.ID, e.Seq, string(e.Type), e.CreatedAt, []byte(body))
+			must(t, err)
+		}
+		for idx, call := range l.calls {
+			body, err := json.Marshal(call)
+			must(t, err)
+			_, err = conn.Exec(bg, `INSERT INTO nous_tool_calls (log_id, idx, body) VALUES ($1, $2, $3)`, i.ID, idx, body)
+			must(t, err)
+		}
+	}
+}
+
+// dump returns the columns and rows of every table of dsn's schema, as
+// text: equal dumps, an unchanged database.
+func dump(t *testing.T, dsn string) string {
+	t.Helper()
+	conn := connect(t, dsn)
+	rows, err := conn.Query(bg, `SELECT table_name::text, string_agg(column_name::text, ',' ORDER BY ordinal_position)
+		FROM information_schema.columns WHERE table_schema = current_schema() GROUP BY table_name ORDER BY table_name`)
+	must(t, err)
+	type table struct{ Name, Columns string }
+	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
+	must(t, err)
+	var out strings.Builder
+	for _, tb := range tables {
+		var data string
+		must(t, conn.QueryRow(bg, `SELECT coalesce(string_agg(x::text, E'\n' ORDER BY x::text), '') FROM `+pgx.Identifier{tb.Name}.Sanitize()+` x`).Scan(&data))
+		fmt.Fprintf(&out, "%s(%s)\n%s\n", tb.Name, tb.Columns, data)
+	}
+	return out.String()
+}
+
+// checkSchemaV2 fails unless dsn's tables are of version 2: one version
+// row, no table of tool calls, no columns of them.
+func checkSchemaV2(t *testing.T, dsn string) {
+	t.Helper()
+	conn := connect(t, dsn)
+	var rows, version int
+	var calls bool
+	var columns string
+	must(t, conn.QueryRow(bg, `SELECT (SELECT count(*) FROM nous_schema), (SELECT max(version) FROM nous_schema),
+		to_regclass(quote_ident(current_schema()) || '.nous_tool_calls') IS NOT NULL,
+		(SELECT string_agg(column_name::text, ',' ORDER BY ordinal_position) FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = 'nous_logs')`).Scan(&rows, &version, &calls, &columns))
+	if rows != 1 || version != pgstore.SchemaVersion || calls || strings.Contains(columns, "tool_calls") || strings.Contains(columns, "calls_rewritten") {
+		t.Fatalf("after the migration: %d version rows, version %d, nous_tool_calls there: %v, columns of nous_logs %s", rows, version, calls, columns)
+	}
+}
+
+// callsJSON returns calls as JSON, as this package writes them: two lists
+// of the same calls give the same text.
+func callsJSON(t *testing.T, calls []nous.ToolCall) string {
+	t.Helper()
+	if len(calls) == 0 {
+		return "[]"
+	}
+	b, err := json.Marshal(calls)
+	must(t, err)
+	return string(b)
+}
+
+// checkMigrated checks log l of a database migrated from version 1,
+// through s: Load gives its stored events, byte for byte, then l's calls
+// recorded as tool_call events, with the state version 1 kept; a Save
+// stores those events and that state, with no calls in it; and the log
+// loads again as the same context, with nothing left to record.
+func checkMigrated(t *testing.T, s *pgstore.Store, l v1Log) {
+	t.Helper()
+	id, head, want := l.Info.ID, int(l.Info.Head), l.want()
+	c, err := nous.Load(bg, s, id)
+	must(t, err)
+	if got, want := callsJSON(t, c.ToolCalls), callsJSON(t, want); got != want {
+		t.Fatalf("log %s: ToolCalls %s, version 1 kept %s", id, got, want)
+	}
+	if c.Log().Len() != head+len(want) {
+		t.Fatalf("log %s: %d events, want the %d stored and %d tool calls", id, c.Log().Len(), head, len(want))
+	}
+	for seq := 1; seq <= head; seq++ {
+		e, err := c.AppendEventJSON(nil, int64(seq))
+		must(t, err)
+		if !bytes.Equal(e, l.Events[seq-1]) {
+			t.Fatalf("log %s: event %d is %s, was %s", id, seq, e, l.Events[seq-1])
+		}
+	}
+	var recorded []nous.ToolCall
+	for e := range c.Log().Since(int64(head)) {
+		if e.Type != nous.EventToolCall || e.Call == nil {
+			t.Fatalf("log %s: event %d after the stored ones: %+v, want a tool call", id, e.Seq, e)
+		}
+		recorded = append(recorded, *e.Call)
+	}
+	if got, want := callsJSON(t, recorded), callsJSON(t, want); got != want {
+		t.Fatalf("log %s: tool_call events %s, want %s", id, got, want)
+	}
+	if p, seq, ok := c.Log().Parent(); p != l.Info.Parent || seq != l.Info.ForkSeq || ok != (l.Info.Parent != uuid.Nil) {
+		t.Fatalf("log %s: parent %s at %d, was %s at %d", id, p, seq, l.Info.Parent, l.Info.ForkSeq)
+	}
+
+	must(t, c.Save(bg, s))
+	st := readAll(t, s, id)
+	revision := l.Info.Revision
+	if len(want) > 0 {
+		revision++
+	}
+	if st.Info.Head != int64(head+len(want)) || st.Info.Revision != revision || st.Info.Incarnation != l.Info.Incarnation {
+		t.Fatalf("log %s after a save: %+v, want head %d, revision %d, incarnation %s", id, st.Info, head+len(want), revision, l.Info.Incarnation)
+	}
+	if !bytes.Equal(st.State, l.State) {
+		t.Fatalf("log %s: state %s after a save, version 1 kept %s", id, st.State, l.State)
+	}
+	for i, e := range st.Events {
+		w, err := c.AppendEventJSON(nil, int64(i+1))
+		must(t, err)
+		if !bytes.Equal(e, w) {
+			t.Fatalf("log %s: stored event %d is %s, the context's %s", id, i+1, e, w)
+		}
+	}
+	again, err := nous.Load(bg, s, id)
+	must(t, err)
+	same(t, c, again)
+	if again.Log().Len() != c.Log().Len() {
+		t.Fatalf("log %s: loaded again with %d events, saved with %d", id, again.Log().Len(), c.Log().Len())
+	}
+}
+
+// A database of version 1 is brought to version 2 on Open: its tool calls
+// become tool_call events of their logs (the calls a row counts, in order;
+// rows beyond the count are not the log's), and a log without calls is
+// left as it was, byte for byte.
+func TestMigrateV1(t *testing.T) {
+	dsn := freshSchema(t)
+	a, aCalls := v1Context(t, 3)
+	fork := a.Clone()
+	forkCalls := slices.Concat(aCalls, v1Turns(t, fork, 3, 2))
+	none, _ := v1Context(t, 2)
+	beyond, beyondCalls := v1Context(t, 1)
+	logs := []v1Log{
+		v1Of(t, a, aCalls, 3),
+		v1Of(t, fork, forkCalls, 2), // rows 2..4 beyond the count
+		v1Of(t, none, nil, 0),
+		v1Of(t, beyond, beyondCalls, 0), // its one row beyond the count
+	}
+	if logs[1].Info.Parent != logs[0].Info.ID {
+		t.Fatalf("the fork's log has parent %s", logs[1].Info.Parent)
+	}
+	createV1(t, dsn, logs...)
+	s := open(t, dsn)
+	checkSchemaV2(t, dsn)
+	conn := connect(t, dsn)
+	for _, l := range logs[2:] {
+		var state []byte
+		must(t, conn.QueryRow(bg, `SELECT state FROM nous_logs WHERE id = $1`, l.Info.ID).Scan(&state))
+		if !bytes.Equal(state, l.State) {
+			t.Fatalf("log %s without calls: the migration changed its state to %s from %s", l.Info.ID, state, l.State)
+		}
+	}
+	for _, l := range logs {
+		checkMigrated(t, s, l)
+	}
+}
+
+// Openers of a database of version 1 at once all succeed, whatever the
+// database's default isolation, and it is migrated once: one version row,
+// each call once.
+func TestMigrateV1OnceUnderConcurrentOpens(t *testing.T) {
+	for name, params := range map[string]string{
+		"read committed":  "",
+		"repeatable read": "&default_transaction_isolation=repeatable%20read",
+		"serializable":    "&default_transaction_isolation=serializable",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dsn := freshSchema(t) + params
+			c, calls := v1Context(t, 4)
+			l := v1Of(t, c, calls, len(calls))
+			createV1(t, dsn, l)
+			for i, err := range openAtOnce(dsn, 8) {
+				if err != nil {
+					t.Errorf("open %d of 8: %v", i, err)
+				}
+			}
+			checkSchemaV2(t, dsn)
+			checkMigrated(t, open(t, dsn), l)
+		})
+	}
+}
+
+// A database of version 1 that holds a log whose calls cannot be carried
+// to version 2 (its state does not end in '}', so nothing can be added to
+// it, or a call the row counts is missing, which version 1 read as
+// corrupt) is refused with ErrSchema naming the log, and nothing changes,
+// the other logs' included; once the log is gone the migration goes on.
+func TestMigrateV1RefusesWhatItCannotCarry(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spoil func(l *v1Log)
+		sql   string // run on the database of version 1, $1 the log's ID
+	}{
+		"a state not ending in '}'":    {spoil: func(l *v1Log) { l.State = bytes.TrimSuffix(l.State, []byte("}")) }},
+		"the last call row missing":    {spoil: func(l *v1Log) { l.calls = l.calls[:2] }},
+		"a call row missing before it": {sql: `DELETE FROM nous_tool_calls WHERE log_id = $1 AND idx = 1`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dsn := freshSchema(t)
+			good, goodCalls := v1Context(t, 2)
+			bad, badCalls := v1Context(t, 4)
+			badLog := v1Of(t, bad, badCalls, 3) // and one row beyond
+			if tc.spoil != nil {
+				tc.spoil(&badLog)
+			}
+			goodLog := v1Of(t, good, goodCalls, 2)
+			createV1(t, dsn, goodLog, badLog)
+			conn := connect(t, dsn)
+			if tc.sql != "" {
+				_, err := conn.Exec(bg, tc.sql, badLog.Info.ID)
+				must(t, err)
+			}
+			before := dump(t, dsn)
+			s, err := pgstore.Open(bg, dsn)
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, pgstore.ErrSchema) || !strings.Contains(fmt.Sprint(err), badLog.Info.ID.String()) {
+				t.Fatalf("Open: %v, want ErrSchema naming log %s", err, badLog.Info.ID)
+			}
+			if after := dump(t, dsn); after != before {
+				t.Fatalf("a refused migration changed the database:\n%s\nwas\n%s", after, before)
+			}
+			for _, table := range []string{"nous_tool_calls", "nous_events", "nous_logs"} {
+				col := "log_id"
+				if table == "nous_logs" {
+					col = "id"
+				}
+				_, err := conn.Exec(bg, `DELETE FROM `+table+` WHERE `+col+` = $1`, badLog.Info.ID)
+				must(t, err)
+			}
+			s = open(t, dsn)
+			checkSchemaV2(t, dsn)
+			checkMigrated(t, s, goodLog)
+		})
+	}
+}
