@@ -262,21 +262,6 @@ func signedThinking(m *Message) bool {
 	return false
 }
 
-// signatureKeys are the Options keys under which the provider adapters keep
-// what makes thinking signed: Anthropic's signature and redacted data,
-// Gemini's thought signature, OpenAI's encrypted reasoning.
-var signatureKeys = [...]string{"signature", "redacted_data", "thought_signature", "encrypted_content"}
-
-// signed reports whether opts holds a signature under one of signatureKeys.
-func signed(opts map[string]any) bool {
-	for _, k := range signatureKeys {
-		if s, _ := opts[k].(string); s != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // after returns the tokens of the view with [lo, hi) replaced by a summary.
 func (p *planner) after(lo, hi int) int {
 	n := len(p.c.view)
