@@ -123,19 +123,37 @@ type CompactPlan struct {
 	TokensAfter  int       // the view after the compaction, counting the summary reserve
 	Dropped      []Message // a copy of the range, for the summarizer; empty when the view fits
 
-	entries  []int64 // the view entries (log message indices) of the range
-	orig     [4]int  // First, Last, TokensBefore, TokensAfter as made
-	budget   int
-	reserve  int
-	sumRes   int // the summary reserve it planned with
-	overlay  int // the tokens the overlay added
-	join     int // the token kept for the overlay's join to the summary (a range that starts the view)
-	counter  TokenCounter
-	dropped0 *Message  // &Dropped[0] as made
-	log      uuid.UUID // the log it was made for
-	prefix   []int64   // the view entries before the range
-	next     int64     // the entry after the range; -1 at the end
-	overlayT string    // the overlay's text
+	made           planFields   // the exported fields as planned
+	entries        []int64      // the view entries (log message indices) of the range
+	budget         int          // the budget it was planned for
+	reserve        int          // the reserve it planned with
+	summaryReserve int          // the summary reserve it planned with
+	overlayTokens  int          // the tokens the overlay added
+	headJoin       int          // the token kept for the overlay's join to the summary (a range that starts the view)
+	counter        TokenCounter // the counter it counted with
+	log            uuid.UUID    // the log it was made for
+	prefix         []int64      // the view entries before the range
+	next           int64        // the entry after the range; -1 at the end
+	overlayText    string       // the overlay as planned
+}
+
+// planFields are the exported fields of a [CompactPlan], as
+// [Context.ApplyCompaction] compares them with the plan as made: Dropped
+// by its first element's address and its length, so that a slice put in
+// its place is told from the plan's own.
+type planFields struct {
+	first, last, tokensBefore, tokensAfter int
+	dropped                                *Message // &Dropped[0]; nil when nothing is dropped
+	droppedLen                             int
+}
+
+// fields returns p's exported fields as [planFields].
+func (p *CompactPlan) fields() planFields {
+	f := planFields{first: p.First, last: p.Last, tokensBefore: p.TokensBefore, tokensAfter: p.TokensAfter, droppedLen: len(p.Dropped)}
+	if len(p.Dropped) > 0 {
+		f.dropped = &p.Dropped[0]
+	}
+	return f
 }
 
 // sameValue reports whether a and b are surely the same value: of one type,
@@ -143,12 +161,11 @@ type CompactPlan struct {
 // an interface field of a struct) are never surely the same. It tells a
 // store handle, or a token counter, from another.
 func sameValue(a, b any) bool {
-	return a != nil && b != nil && comparable(a) && comparable(b) && reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
+	// reflect.Value.Comparable looks at the value, not only its type: a
+	// struct of a comparable type may hold a map in an interface field.
+	return a != nil && b != nil && reflect.ValueOf(a).Comparable() && reflect.ValueOf(b).Comparable() &&
+		reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
 }
-
-// comparable reports whether v can be compared with ==, by its value: a
-// struct of a comparable type may hold a map in an interface field.
-func comparable(v any) bool { return reflect.ValueOf(v).Comparable() }
 
 // cut is where a compaction of the view goes, in positions of c.view: the
 // range [lo, hi) replaced, and the tokens of the view after it, the
@@ -352,9 +369,9 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 	c.ready()
 	o := compactOptions(opts)
 	pl := c.planner(&o)
-	p := CompactPlan{TokensBefore: pl.total, TokensAfter: pl.total, budget: budget, reserve: o.reserve, sumRes: o.summaryReserve, counter: o.counter}
+	p := CompactPlan{TokensBefore: pl.total, TokensAfter: pl.total, budget: budget, reserve: o.reserve, summaryReserve: o.summaryReserve, counter: o.counter}
 	if pl.total+o.reserve <= budget {
-		p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
+		p.made = p.fields()
 		return p, nil
 	}
 	best, ok, _ := pl.plan(budget)
@@ -371,10 +388,9 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 		p.Dropped = append(p.Dropped, c.log.msg(c.view[i]).msg.clone())
 	}
 	p.entries = slices.Clone(c.view[best.lo:best.hi])
-	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
-	p.dropped0 = &p.Dropped[0]
-	p.log, p.prefix, p.next, p.overlay, p.overlayT = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
-	p.join = pl.join(best.lo)
+	p.made = p.fields()
+	p.log, p.prefix, p.next, p.overlayTokens, p.overlayText = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
+	p.headJoin = pl.join(best.lo)
 	if best.hi < len(c.view) {
 		p.next = c.view[best.hi]
 	}
@@ -395,8 +411,7 @@ func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan
 // (the view fit) changes nothing.
 func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	c.ready()
-	if p.orig != [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter} || len(p.Dropped) != len(p.entries) ||
-		(len(p.Dropped) > 0 && &p.Dropped[0] != p.dropped0) {
+	if p.fields() != p.made {
 		return fmt.Errorf("nous: apply compaction: the plan was changed: %w", ErrConflict)
 	}
 	if len(p.entries) == 0 {
@@ -416,7 +431,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	case lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
 		!slices.Equal(c.view[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view) || c.view[hi] != p.next)) ||
 		(p.next < 0 && hi < len(c.view) && c.log.msg(c.view[hi]).msg.Role == RoleTool) || // a result of a call in the range
-		c.overlay != p.overlayT:
+		c.overlay != p.overlayText:
 		return fmt.Errorf("nous: apply compaction of %d..%d: the view is not the one planned: %w", p.First, p.Last, ErrConflict)
 	}
 	summary = summary.clone()
@@ -428,7 +443,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	// and the overlay as it will show (joined to the summary, or on its own,
 	// when the range starts the log): messages added or changed after the
 	// range since are the next turn's, which a later plan counts.
-	overlay := p.overlay
+	overlay := p.overlayTokens
 	if lo == 0 && c.overlay != "" {
 		if summary.Role == RoleSystem {
 			overlay = tokens(p.counter, withOverlay(summary, c.overlay)) - tokens(p.counter, summary)
@@ -436,7 +451,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 			overlay = tokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
 		}
 	}
-	if after := p.TokensAfter - p.sumRes - p.overlay - p.join + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
+	if after := p.TokensAfter - p.summaryReserve - p.overlayTokens - p.headJoin + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)

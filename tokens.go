@@ -2,6 +2,7 @@ package nous
 
 import (
 	"math"
+	"reflect"
 	"slices"
 )
 
@@ -101,7 +102,7 @@ func (c *Context) index(tc TokenCounter) *tokenCache {
 	t := &c.tokens
 	if !sameValue(t.counter, tc) {
 		*t = tokenCache{}
-		if comparable(tc) {
+		if reflect.ValueOf(tc).Comparable() {
 			t.counter = tc
 		}
 	}
