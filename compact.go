@@ -3,7 +3,6 @@ package nous
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 
@@ -38,6 +37,11 @@ func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Messa
 // [Context.ViewWithin].
 type CompactOption func(*compactConfig)
 
+// compactConfig is what the options of one call say: one struct that they
+// fill once, as log/slog's HandlerOptions is one struct for a handler's
+// options. [newCompaction] fills it and applies the defaults and bounds;
+// every step of the call (planning, summarizing, counting) reads the same
+// one.
 type compactConfig struct {
 	counter        TokenCounter
 	summarizer     Summarizer
@@ -98,21 +102,6 @@ func WithSplitActiveTurn(on bool) CompactOption {
 	return func(o *compactConfig) { o.split = on }
 }
 
-func compactOptions(opts []CompactOption) compactConfig {
-	o := compactConfig{counter: ApproxCounter{}, keepTurns: 1, summaryReserve: DefaultSummaryReserve}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if o.counter == nil {
-		o.counter = ApproxCounter{}
-	}
-	o.keepTurns = max(o.keepTurns, 1)
-	o.reserve, o.summaryReserve = min(max(o.reserve, 0), maxTokens), min(max(o.summaryReserve, 0), maxTokens)
-	return o
-}
-
 // CompactPlan says which range of the view a compaction replaces. Its
 // fields are the caller's to read; a plan whose fields were changed, or
 // whose range no longer holds the same messages, is refused by
@@ -156,17 +145,6 @@ func (p *CompactPlan) fields() planFields {
 	return f
 }
 
-// sameValue reports whether a and b are surely the same value: of one type,
-// and equal by ==. Values that cannot be compared (a map, also one held in
-// an interface field of a struct) are never surely the same. It tells a
-// store handle, or a token counter, from another.
-func sameValue(a, b any) bool {
-	// reflect.Value.Comparable looks at the value, not only its type: a
-	// struct of a comparable type may hold a map in an interface field.
-	return a != nil && b != nil && reflect.ValueOf(a).Comparable() && reflect.ValueOf(b).Comparable() &&
-		reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
-}
-
 // cut is where a compaction of the view goes, in positions of c.view: the
 // range [lo, hi) replaced, and the tokens of the view after it, the
 // overlay, the summary reserve and the reserve counted.
@@ -175,121 +153,113 @@ type cut struct {
 	after  int
 }
 
-// planner is one planning of c's view.
-type planner struct {
-	c        *Context
-	t        *tokenCache
-	o        *compactConfig
+// compaction is one call of [Context.PlanCompaction], [Context.Compact] or
+// [Context.ViewWithin] on c, with everything the call reads:
+//
+//   - its compactConfig, filled once by newCompaction (a nil counter is
+//     ApproxCounter, keepTurns is at least 1, the reserves are within
+//     [0, maxTokens]): Compact plans and summarizes from the one it made;
+//   - the token cache it counts through: the context's when the cache is
+//     bound to the call's counter ([tokenCache.bind]), one of the call's
+//     own otherwise;
+//   - what it found of the view ([compaction.survey]): the cut index, the
+//     cost, the leading system messages, the active turn, the calls still
+//     running.
+//
+// It lives as long as the call. What outlives it is the context's token
+// cache, the one piece of compaction state a Context holds (Clone resets it
+// whole), and the plan, which carries what [Context.ApplyCompaction] needs
+// of the call (the budget, the reserves, the counter) with it.
+type compaction struct {
+	compactConfig
+	c     *Context
+	cache *tokenCache // c.tokens when bound to the counter, a cache of the call's own otherwise
+	cuts  *cutIndex   // the cache's index of the view
+
 	overlay  int // the tokens the overlay adds to the view
 	total    int // the view's tokens, overlay included
 	lead     int // the leading system messages kept
 	active   int // where the active turn starts
-	lastUser int // the last user message, -1 for none
 	end      int // no cut goes past it: where the calls whose results are still to come start
 	headJoin int // the token a range that starts the view keeps for the overlay's join to its summary
 }
 
-func (c *Context) planner(o *compactConfig) *planner {
-	t := c.index(o.counter)
-	p := &planner{c: c, t: t, o: o}
+// newCompaction starts a call of compaction on c with opts: it fills the
+// options, binds the token cache to the counter, and reads the view.
+func newCompaction(c *Context, opts []CompactOption) *compaction {
+	c.ready()
+	k := &compaction{c: c, compactConfig: compactConfig{counter: ApproxCounter{}, keepTurns: 1, summaryReserve: DefaultSummaryReserve}}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&k.compactConfig)
+		}
+	}
+	if k.counter == nil {
+		k.counter = ApproxCounter{}
+	}
+	k.keepTurns = max(k.keepTurns, 1)
+	k.reserve, k.summaryReserve = min(max(k.reserve, 0), maxTokens), min(max(k.summaryReserve, 0), maxTokens)
+	k.cache = &c.tokens
+	if !c.tokens.bind(k.counter) {
+		k.cache = &tokenCache{}
+	}
+	k.survey()
+	return k
+}
+
+// count returns what the counter counts of m.
+func (k *compaction) count(m Message) int { return countTokens(k.counter, m) }
+
+// countAt returns what the counter counts of log message mi, through the cache.
+func (k *compaction) countAt(mi int64) int { return k.cache.count(k.counter, mi, &k.c.log.msg(mi).msg) }
+
+// survey reads what planning needs of the view: its index, its cost, the
+// leading system messages, the active turn and the calls it ends with.
+func (k *compaction) survey() {
+	c := k.c
+	k.cuts = k.index()
 	switch c.leadMode {
 	case leadSynthetic:
-		p.overlay = tokens(o.counter, c.lead)
+		k.overlay = k.count(c.lead)
 	case leadOverlaid:
-		p.overlay = tokens(o.counter, c.lead) - c.count(o.counter, c.view[0])
+		k.overlay = k.count(c.lead) - k.countAt(c.view[0])
+		k.headJoin = 1 // a counter's rounding of the overlay joined to another message
 	}
 	n := len(c.view)
-	p.total = int(t.pre[n]) + p.overlay
+	k.total = int(k.cuts.pre[n]) + k.overlay
 	// The leading system messages, but for the summary of an earlier
 	// compaction (marked with MetadataSummary), which a new one takes into
 	// its range, so that summaries do not pile up.
-	for p.lead < n {
-		m := &c.log.msg(c.view[p.lead]).msg
+	for k.lead < n {
+		m := &c.log.msg(c.view[k.lead]).msg
 		if m.Role != RoleSystem || m.Metadata[MetadataSummary] == true {
 			break
 		}
-		p.lead++
+		k.lead++
 	}
-	p.active, p.lastUser = p.lead, -1
-	for i, users := n-1, 0; i >= p.lead; i-- {
+	k.active = k.lead
+	for i, users := n-1, 0; i >= k.lead; i-- {
 		if c.log.msg(c.view[i]).msg.Role == RoleUser {
-			if p.lastUser < 0 {
-				p.lastUser = i
-			}
-			if users++; users == o.keepTurns {
-				p.active = i
+			if users++; users == k.keepTurns {
+				k.active = i
 				break
 			}
 		}
 	}
-	// The view may end with calls whose results are still to come (tools
-	// running): a range that took them would leave those results without
-	// their call. A call no result answers earlier on is dangling.
-	// The last group is the calls and results the view ends with (calls
-	// may span several assistant messages): its first message with a call
-	// still open bounds the cuts.
-	p.end = n
-	for j := n - 1; j >= p.lead; j-- {
-		m := &c.log.msg(c.view[j]).msg
-		if m.Role == RoleTool {
-			continue
-		}
-		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
-			break
-		}
-		if slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return slices.Contains(t.open[tc.ID], j) }) {
-			p.end = j
-		}
-	}
-	if c.leadMode == leadOverlaid {
-		p.headJoin = 1 // a counter's rounding of the overlay joined to another message
-	}
-	return p
-}
-
-// safe reports whether the view may be cut at position i, keeping
-// c.view[i:]: no call before i has a result at or after i, and the message
-// at i is not a tool message, which would follow the summary without its
-// call; nor does a cut separate signed thinking in assistant messages of
-// its own from the calls that follow them. A call no result answers
-// (dangling) holds nothing; a result answers the last call of its ID
-// before it that no result answered, or, a second result, the last call of
-// its ID before it. A cut past calls whose results are still to come (the
-// view ends with them) is not safe either: see planner.end.
-func (p *planner) safe(i int) bool {
-	if i == len(p.c.view) {
-		return true
-	}
-	m := &p.c.log.msg(p.c.view[i]).msg
-	return !p.t.straddled[i] && m.Role != RoleTool
-}
-
-// signedThinking reports whether m is an assistant message of signed
-// thinking and no calls: the thinking of the calls that follow it, which a
-// provider wants with them.
-func signedThinking(m *Message) bool {
-	if m.Role != RoleAssistant || len(m.ToolCalls) > 0 {
-		return false
-	}
-	for _, p := range m.Parts {
-		if p.Type == PartThinking && signed(p.Options) {
-			return true
-		}
-	}
-	return false
+	k.end = k.pendingCalls()
 }
 
 // after returns the tokens of the view with [lo, hi) replaced by a summary.
-func (p *planner) after(lo, hi int) int {
-	n := len(p.c.view)
-	return p.overlay + p.join(lo) + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
+func (k *compaction) after(lo, hi int) int {
+	pre := k.cuts.pre
+	return k.overlay + k.join(lo) + int(pre[lo]) + k.summaryReserve + int(pre[len(pre)-1]-pre[hi]) + k.reserve
 }
 
 // join returns the token a range from lo keeps for the overlay's join to
 // its summary: only a range that starts the view has one.
-func (p *planner) join(lo int) int {
+func (k *compaction) join(lo int) int {
 	if lo == 0 {
-		return p.headJoin
+		return k.headJoin
 	}
 	return 0
 }
@@ -297,59 +267,97 @@ func (p *planner) join(lo int) int {
 // fit returns the smallest safe cut hi in (lo, end] whose replacement of
 // [lo, hi) fits budget: the first hi whose prefix is long enough, found by
 // a binary search, then the first safe one from there.
-func (p *planner) fit(lo, end, budget int) (cut, bool) {
+func (k *compaction) fit(lo, end, budget int) (cut, bool) {
 	if lo >= end {
 		return cut{}, false
 	}
-	start := lo + 1 + sort.Search(end-lo, func(k int) bool { return p.after(lo, lo+1+k) <= budget })
+	start := lo + 1 + sort.Search(end-lo, func(i int) bool { return k.after(lo, lo+1+i) <= budget })
 	for hi := start; hi <= end; hi++ {
-		if p.safe(hi) {
-			return cut{lo, hi, p.after(lo, hi)}, true
+		if k.safe(hi) {
+			return cut{lo, hi, k.after(lo, hi)}, true
 		}
 	}
 	return cut{}, false
 }
 
-// plan finds the cut that fits budget: the leading system messages and the
-// suffix from the smallest safe cut that fits kept, before the active turn,
-// or, with o.split, inside it between its user messages (or, in a run
-// without one, anywhere after the leading system messages). ok is false when
-// nothing fits; then fallback is the cut of the smallest valid view (the
-// last safe cut at or before the active turn; lo == hi when nothing can be
-// dropped).
-func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
-	if best, ok = p.fit(p.lead, min(p.active, p.end), budget); ok {
+// search finds the cut that fits budget: the leading system messages and
+// the suffix from the smallest safe cut that fits kept, before the active
+// turn, or, with split, inside it between its user messages (or, in a run
+// without one, anywhere after the leading system messages). ok is false
+// when nothing fits; then fallback is the cut of the smallest valid view
+// (the last safe cut at or before the active turn; lo == hi when nothing
+// can be dropped).
+func (k *compaction) search(budget int) (best cut, ok bool, fallback cut) {
+	if best, ok = k.fit(k.lead, min(k.active, k.end), budget); ok {
 		return best, true, best
 	}
-	if p.o.split {
+	if k.split {
 		// Inside the kept turns, keeping every user message: the segments
 		// between them, the oldest first (the first from the active turn's
 		// start when that is not a user message, as in a run without one),
-		// each from its first safe place, none past p.end.
-		lo := p.active
-		for i := p.active; i <= p.end; i++ {
-			if i < p.end && p.c.log.msg(p.c.view[i]).msg.Role != RoleUser {
+		// each from its first safe place, none past k.end.
+		lo := k.active
+		for i := k.active; i <= k.end; i++ {
+			if i < k.end && k.c.log.msg(k.c.view[i]).msg.Role != RoleUser {
 				continue
 			}
-			for lo < i && !p.safe(lo) {
+			for lo < i && !k.safe(lo) {
 				lo++
 			}
 			if lo < i {
-				if best, ok = p.fit(lo, i, budget); ok {
+				if best, ok = k.fit(lo, i, budget); ok {
 					return best, true, best
 				}
 			}
 			lo = i + 1
 		}
 	}
-	fallback = cut{p.lead, p.lead, p.total + p.o.reserve}
-	for hi := min(p.active, p.end); hi > p.lead; hi-- {
-		if p.safe(hi) {
-			fallback = cut{p.lead, hi, p.after(p.lead, hi)}
+	fallback = cut{k.lead, k.lead, k.total + k.reserve}
+	for hi := min(k.active, k.end); hi > k.lead; hi-- {
+		if k.safe(hi) {
+			fallback = cut{k.lead, hi, k.after(k.lead, hi)}
 			break
 		}
 	}
 	return cut{}, false, fallback
+}
+
+// plan makes the plan of the call's compaction into budget.
+func (k *compaction) plan(budget int) (CompactPlan, error) {
+	c := k.c
+	p := CompactPlan{TokensBefore: k.total, TokensAfter: k.total, budget: budget, reserve: k.reserve, summaryReserve: k.summaryReserve, counter: k.counter}
+	if k.total+k.reserve <= budget {
+		p.made = p.fields()
+		return p, nil
+	}
+	best, ok, _ := k.search(budget)
+	if !ok {
+		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", k.total, k.reserve, budget, ErrOverBudget)
+	}
+	off := c.overlayOffset()
+	p.First, p.Last, p.TokensAfter = best.lo+off, best.hi-1+off, best.after-k.reserve
+	p.Dropped = make([]Message, 0, best.hi-best.lo)
+	for i := best.lo; i < best.hi; i++ { // as stored: the overlay is no message's
+		p.Dropped = append(p.Dropped, c.log.msg(c.view[i]).msg.clone())
+	}
+	p.entries = slices.Clone(c.view[best.lo:best.hi])
+	p.made = p.fields()
+	p.log, p.prefix, p.next, p.overlayTokens, p.overlayText = c.log.id, slices.Clone(c.view[:best.lo]), -1, k.overlay, c.overlay
+	p.headJoin = k.join(best.lo)
+	if best.hi < len(c.view) {
+		p.next = c.view[best.hi]
+	}
+	return p, nil
+}
+
+// overlayOffset returns 1 when the overlay is a message of its own at the
+// head of the view, which the log does not hold, and 0 otherwise: view
+// index i is position i-overlayOffset of c.view.
+func (c *Context) overlayOffset() int {
+	if c.leadMode == leadSynthetic {
+		return 1
+	}
+	return 0
 }
 
 // PlanCompaction plans the compaction of the view into budget tokens: the
@@ -366,35 +374,7 @@ func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
 // nothing when applied. When nothing fits, it returns an error wrapping
 // [ErrOverBudget], and a plan whose TokensBefore says what the view costs.
 func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan, error) {
-	c.ready()
-	o := compactOptions(opts)
-	pl := c.planner(&o)
-	p := CompactPlan{TokensBefore: pl.total, TokensAfter: pl.total, budget: budget, reserve: o.reserve, summaryReserve: o.summaryReserve, counter: o.counter}
-	if pl.total+o.reserve <= budget {
-		p.made = p.fields()
-		return p, nil
-	}
-	best, ok, _ := pl.plan(budget)
-	if !ok {
-		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", pl.total, o.reserve, budget, ErrOverBudget)
-	}
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
-	}
-	p.First, p.Last, p.TokensAfter = best.lo+off, best.hi-1+off, best.after-o.reserve
-	p.Dropped = make([]Message, 0, best.hi-best.lo)
-	for i := best.lo; i < best.hi; i++ { // as stored: the overlay is no message's
-		p.Dropped = append(p.Dropped, c.log.msg(c.view[i]).msg.clone())
-	}
-	p.entries = slices.Clone(c.view[best.lo:best.hi])
-	p.made = p.fields()
-	p.log, p.prefix, p.next, p.overlayTokens, p.overlayText = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
-	p.headJoin = pl.join(best.lo)
-	if best.hi < len(c.view) {
-		p.next = c.view[best.hi]
-	}
-	return p, nil
+	return newCompaction(c, opts).plan(budget)
 }
 
 // ApplyCompaction replaces the plan's range with summary: one
@@ -420,10 +400,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	if err := checkSummary(&summary); err != nil {
 		return fmt.Errorf("nous: apply compaction: %w", err)
 	}
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
-	}
+	off := c.overlayOffset()
 	lo, hi := p.First-off, p.Last+1-off
 	switch {
 	case p.log != c.log.id:
@@ -446,12 +423,12 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	overlay := p.overlayTokens
 	if lo == 0 && c.overlay != "" {
 		if summary.Role == RoleSystem {
-			overlay = tokens(p.counter, withOverlay(summary, c.overlay)) - tokens(p.counter, summary)
+			overlay = countTokens(p.counter, withOverlay(summary, c.overlay)) - countTokens(p.counter, summary)
 		} else {
-			overlay = tokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
+			overlay = countTokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
 		}
 	}
-	if after := p.TokensAfter - p.summaryReserve - p.overlayTokens - p.headJoin + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
+	if after := p.TokensAfter - p.summaryReserve - p.overlayTokens - p.headJoin + overlay + countTokens(p.counter, summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
@@ -493,18 +470,18 @@ func marker(n int) Message {
 // error is wrapped. The summarizer runs on the caller's goroutine; to run
 // it elsewhere, plan and apply apart.
 func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption) (CompactPlan, error) {
-	p, err := c.PlanCompaction(budget, opts...)
+	k := newCompaction(c, opts)
+	p, err := k.plan(budget)
 	if err != nil || len(p.Dropped) == 0 {
 		return p, err
 	}
-	o := compactOptions(opts)
 	summary := marker(len(p.Dropped))
-	if o.summarizer != nil {
+	if k.summarizer != nil {
 		dropped := make([]Message, len(p.Dropped))
 		for i := range p.Dropped {
 			dropped[i] = p.Dropped[i].clone()
 		}
-		if summary, err = o.summarizer.Summarize(ctx, dropped); err != nil {
+		if summary, err = k.summarizer.Summarize(ctx, dropped); err != nil {
 			return p, fmt.Errorf("nous: compact: summarize %d messages: %w", len(dropped), err)
 		}
 	}
@@ -519,62 +496,64 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 // messages, a marker, and everything from the last safe cut at or before
 // the active turn (the view itself when nothing can be dropped).
 func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
-	c.ready()
-	o := compactOptions(opts)
-	o.summaryReserve = tokens(o.counter, marker(1)) // each cut's own marker is counted below
-	pl := c.planner(&o)
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
-	}
-	view := func(k cut) []Message {
-		out := make([]Message, 0, off+len(c.view)-(k.hi-k.lo)+1)
-		for i, m := range c.All() {
-			switch at := i - off; {
-			case at == k.lo && k.hi > k.lo:
-				mk := marker(k.hi - k.lo)
-				mk.CreatedAt = m.CreatedAt
-				if k.lo == 0 && c.leadMode == leadOverlaid {
-					mk = withOverlay(mk, c.overlay) // as the overlay joins a summary there
-				}
-				out = append(out, mk)
-			case at >= k.lo && at < k.hi:
-			default:
-				out = append(out, m.clone())
-			}
-		}
-		return out
-	}
-	if pl.total+o.reserve <= budget {
-		return view(cut{}), nil
+	k := newCompaction(c, opts)
+	k.summaryReserve = k.count(marker(1)) // each cut's own marker is counted by markerFits
+	if k.total+k.reserve <= budget {
+		return k.viewWithMarker(cut{}), nil
 	}
 	// A plan prices the marker of one omitted message, and the overlay as
 	// it shows on the head it has now: the real marker, and the overlay on
 	// it when it takes the head's place, are counted, and a tighter plan
 	// made while they miss.
-	fits := func(k cut) bool {
-		mk := marker(k.hi - k.lo)
-		cost := tokens(o.counter, mk) + pl.overlay
-		if k.lo == 0 && c.leadMode == leadOverlaid {
-			cost = tokens(o.counter, withOverlay(mk, c.overlay))
-		}
-		return k.after-o.summaryReserve-pl.overlay-pl.join(k.lo)+cost <= budget
-	}
 	var fallback cut
 	for b := budget; ; b-- {
-		best, ok, fb := pl.plan(b)
+		best, ok, fb := k.search(b)
 		if b == budget {
 			fallback = fb
 		}
 		if !ok || b < budget-8 {
 			break
 		}
-		if fits(best) {
-			return view(best), nil
+		if k.markerFits(best, budget) {
+			return k.viewWithMarker(best), nil
 		}
 	}
-	if fallback.hi > fallback.lo && fits(fallback) { // planned with more than its real marker, it fits
-		return view(fallback), nil
+	if fallback.hi > fallback.lo && k.markerFits(fallback, budget) { // planned with more than its real marker, it fits
+		return k.viewWithMarker(fallback), nil
 	}
-	return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
+	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
+}
+
+// markerFits reports whether the view with the range of cut x replaced by
+// its marker fits budget: x.after with the marker and the overlay as they
+// show in place of the summary reserve and the overlay as planned.
+func (k *compaction) markerFits(x cut, budget int) bool {
+	mk := marker(x.hi - x.lo)
+	cost := k.count(mk) + k.overlay
+	if x.lo == 0 && k.c.leadMode == leadOverlaid {
+		cost = k.count(withOverlay(mk, k.c.overlay))
+	}
+	return x.after-k.summaryReserve-k.overlay-k.join(x.lo)+cost <= budget
+}
+
+// viewWithMarker returns the view, the caller's copy, with the range of
+// cut x replaced by its marker (none when x is empty).
+func (k *compaction) viewWithMarker(x cut) []Message {
+	c, off := k.c, k.c.overlayOffset()
+	out := make([]Message, 0, off+len(c.view)-(x.hi-x.lo)+1)
+	for i, m := range c.All() {
+		switch at := i - off; {
+		case at == x.lo && x.hi > x.lo:
+			mk := marker(x.hi - x.lo)
+			mk.CreatedAt = m.CreatedAt
+			if x.lo == 0 && c.leadMode == leadOverlaid {
+				mk = withOverlay(mk, c.overlay) // as the overlay joins a summary there
+			}
+			out = append(out, mk)
+		case at >= x.lo && at < x.hi:
+		default:
+			out = append(out, m.clone())
+		}
+	}
+	return out
 }
