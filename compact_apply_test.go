@@ -116,3 +116,25 @@ func TestApplyCompactionRefusesResultPatchedAfterRange(t *testing.T) {
 		t.Fatalf("a stale plan: %v, want ErrConflict", err)
 	}
 }
+
+// C6: a plan whose range ends the view meets a tool result appended since
+// (a dangling call's, come late) as a conflict: applied, it would leave the
+// result after the summary, without its call. Nothing changes.
+func TestApplyCompactionRefusesResultAfterRangeEndingView(t *testing.T) {
+	d := nous.ToolCall{ID: "d", Name: "f"}
+	c := contextOf(t, nous.SystemMessage("s"), nous.UserMessage("go"),
+		nous.AssistantMessage(words(100), d), nous.AssistantMessage(words(100)))
+	p, err := c.PlanCompaction(count(c)-200, nous.WithSplitActiveTurn(true), nous.WithSummaryReserve(10))
+	mustDo(t, err)
+	if p.Last != c.Len()-1 {
+		t.Fatalf("setup: the range %d..%d does not end the view of %d messages", p.First, p.Last, c.Len())
+	}
+	mustDo(t, c.AddMessage(nous.ToolMessage("d", "f", "late")))
+	before := serialized(t, c)
+	if err := c.ApplyCompaction(p, nous.SystemMessage("sum")); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("a plan ending the view, applied after a result came: %v, want ErrConflict", err)
+	}
+	if !bytes.Equal(serialized(t, c), before) {
+		t.Fatal("a refused plan changed the context")
+	}
+}

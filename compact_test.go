@@ -204,6 +204,46 @@ func TestCompactBudget(t *testing.T) {
 	}
 }
 
+// C3: the reserve is counted when planning, not only when applying: with
+// WithReserve(r), the range planned into b is the one planned into b-r
+// without it, the plan leaves its TokensAfter plus r within b, and Compact,
+// with a summary as large as its reserve, fits.
+func TestPlanLeavesRoomForReserve(t *testing.T) {
+	c := turns(t, 10)
+	const reserve, summaryReserve = 37, 16
+	summary := nous.SystemMessage(strings.Repeat("s", 4*(summaryReserve-nous.ApproxMessageTokens)-len(nous.RoleSystem)))
+	if n := (nous.ApproxCounter{}).CountTokens(summary); n != summaryReserve {
+		t.Fatalf("setup: the summary costs %d tokens, not %d", n, summaryReserve)
+	}
+	compacted := 0
+	for b := reserve; b <= count(c)+reserve; b += 5 {
+		with, err := c.PlanCompaction(b, nous.WithReserve(reserve), nous.WithSummaryReserve(summaryReserve))
+		without, werr := c.PlanCompaction(b-reserve, nous.WithSummaryReserve(summaryReserve))
+		if (err == nil) != (werr == nil) || with.First != without.First || with.Last != without.Last || with.TokensAfter != without.TokensAfter {
+			t.Fatalf("budget %d with a reserve of %d: %d..%d (%d tokens, %v); budget %d without: %d..%d (%d tokens, %v)",
+				b, reserve, with.First, with.Last, with.TokensAfter, err, b-reserve, without.First, without.Last, without.TokensAfter, werr)
+		}
+		if err != nil || len(with.Dropped) == 0 {
+			continue
+		}
+		compacted++
+		if with.TokensAfter+reserve > b {
+			t.Fatalf("budget %d: the plan leaves %d tokens and the reserve of %d", b, with.TokensAfter, reserve)
+		}
+		d := c.Clone()
+		if _, err := d.Compact(context.Background(), b, nous.WithReserve(reserve), nous.WithSummaryReserve(summaryReserve),
+			nous.WithSummarizer(&fixed{text: summary.Content})); err != nil {
+			t.Fatalf("budget %d: a summary within its reserve: %v", b, err)
+		}
+		if n := count(d); n+reserve > b {
+			t.Fatalf("budget %d: the compacted view costs %d, with the reserve of %d", b, n, reserve)
+		}
+	}
+	if compacted == 0 {
+		t.Fatal("no budget compacted the view")
+	}
+}
+
 // C4: the active turn is kept (the last user turns, WithKeepTurns), unless
 // WithSplitActiveTurn, which cuts inside it after its user message and
 // never between a call and its results.
@@ -285,9 +325,15 @@ func TestCompactStalePlans(t *testing.T) {
 		"a message in the range replaced": func(c *nous.Context, p *nous.CompactPlan) {
 			mustDo(t, c.ReplaceMessage(p.Last, nous.AssistantMessage("changed")))
 		},
-		"First edited":   func(_ *nous.Context, p *nous.CompactPlan) { p.First++ },
-		"Last edited":    func(_ *nous.Context, p *nous.CompactPlan) { p.Last-- },
-		"Dropped edited": func(_ *nous.Context, p *nous.CompactPlan) { p.Dropped = p.Dropped[1:] },
+		"First edited":      func(_ *nous.Context, p *nous.CompactPlan) { p.First++ },
+		"Last edited":       func(_ *nous.Context, p *nous.CompactPlan) { p.Last-- },
+		"Dropped shortened": func(_ *nous.Context, p *nous.CompactPlan) { p.Dropped = p.Dropped[1:] },
+		"Dropped swapped for a slice of its length": func(_ *nous.Context, p *nous.CompactPlan) {
+			p.Dropped = slices.Repeat([]nous.Message{nous.UserMessage("not planned")}, len(p.Dropped))
+		},
+		"Dropped swapped for its copy": func(_ *nous.Context, p *nous.CompactPlan) { p.Dropped = slices.Clone(p.Dropped) },
+		"TokensAfter edited":           func(_ *nous.Context, p *nous.CompactPlan) { p.TokensAfter-- },
+		"TokensBefore edited":          func(_ *nous.Context, p *nous.CompactPlan) { p.TokensBefore++ },
 	} {
 		c := turns(t, 6)
 		p, err := c.PlanCompaction(budget, nous.WithSummaryReserve(10))
