@@ -2,6 +2,7 @@ package nous_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -14,6 +15,19 @@ type ifaceCounter struct{ vocab any }
 
 func (ifaceCounter) CountTokens(m nous.Message) int { return nous.ApproxCounter{}.CountTokens(m) }
 
+// scaledCounter counts a multiple of ApproxCounter: a pointer counter, so
+// that two of them are told apart by identity, whatever they count.
+type scaledCounter struct{ by int }
+
+func (s *scaledCounter) CountTokens(m nous.Message) int {
+	return s.by * nous.ApproxCounter{}.CountTokens(m)
+}
+
+// funcCounter is a counter == cannot compare at all.
+type funcCounter func(nous.Message) int
+
+func (f funcCounter) CountTokens(m nous.Message) int { return f(m) }
+
 // A counter that == cannot compare is planned with, twice, without a panic.
 func TestPlanCounterThatCannotBeCompared(t *testing.T) {
 	c := contextOf(t, nous.SystemMessage("s"), nous.UserMessage(words(50)), nous.AssistantMessage(words(50)), nous.UserMessage("q"))
@@ -25,6 +39,32 @@ func TestPlanCounterThatCannotBeCompared(t *testing.T) {
 	}()
 	_, _ = c.PlanCompaction(100, nous.WithTokenCounter(tc))
 	_, _ = c.PlanCompaction(100, nous.WithTokenCounter(tc))
+}
+
+// The counts kept between plans are the counter's: a context planned with
+// counters in turn (equal values, pointers, counters == cannot compare)
+// plans each time as a fresh copy of it does.
+func TestPlanCountersInTurnPlanAsAFreshCopy(t *testing.T) {
+	double, triple := &scaledCounter{2}, &scaledCounter{3}
+	counters := []nous.TokenCounter{nous.ApproxCounter{}, double, triple, &scaledCounter{2},
+		ifaceCounter{vocab: map[string]int{}}, ifaceCounter{vocab: 1}, funcCounter(func(m nous.Message) int { return len(m.Content) })}
+	r := rand.New(rand.NewPCG(nous.Seed(t), 17))
+	c := turns(t, 4)
+	for step := range 60 {
+		if step%3 == 0 {
+			mustDo(t, c.AddMessages(nous.UserMessage(words(1+r.IntN(20))), nous.AssistantMessage(words(1+r.IntN(20)))))
+		}
+		tc := counters[r.IntN(len(counters))]
+		opts := []nous.CompactOption{nous.WithTokenCounter(tc), nous.WithSummaryReserve(8)}
+		budget := r.IntN(3 * count(c))
+		got, gerr := c.PlanCompaction(budget, opts...)
+		want, werr := c.Clone().PlanCompaction(budget, opts...)
+		if (gerr == nil) != (werr == nil) || got.First != want.First || got.Last != want.Last ||
+			got.TokensBefore != want.TokensBefore || got.TokensAfter != want.TokensAfter {
+			t.Fatalf("step %d, counter %T: planned %d..%d (%d, %d, %v), a fresh copy %d..%d (%d, %d, %v)", step, tc,
+				got.First, got.Last, got.TokensBefore, got.TokensAfter, gerr, want.First, want.Last, want.TokensBefore, want.TokensAfter, werr)
+		}
+	}
 }
 
 // hugeCounter counts a message "huge" as over MaxInt32 tokens.
