@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/viewgen"
 )
 
-// The model-based test: random conversations (parallel calls across
-// assistant messages, dangling calls, ghost results, thinking, earlier
-// replacements) compacted at random budgets, checking C1-C4 on every
+// The model-based test: random conversations (see randomConversation)
+// compacted at random budgets, checking C1-C4 on every
 // result, and that the compacted view is the fold of its log after a JSON
 // round trip.
 func TestCompactModel(t *testing.T) {
@@ -31,7 +31,7 @@ func TestCompactModel(t *testing.T) {
 		}
 	}()
 	for run := range runs {
-		c := conversationOf(t, r, run%3 == 0)
+		c := randomConversation(t, r, run%3 == 0)
 		orig := view(c)
 		total := count(c)
 		split := r.IntN(3) == 0
@@ -152,66 +152,61 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 	return ""
 }
 
-// randomConversation returns a context with a bit of everything C1 is
-// about.
-func randomConversation(t *testing.T, r *rand.Rand) *nous.Context {
-	return conversationOf(t, r, false)
-}
-
-// conversationOf returns a random conversation; a clean one has no ghost
-// results and every call answered, so that it pairs.
-func conversationOf(t *testing.T, r *rand.Rand, clean bool) *nous.Context {
-	c := nous.NewContext(nous.WithLogger(quietLog))
-	if r.IntN(3) > 0 {
-		mustDo(t, c.AddMessage(nous.SystemMessage("system prompt")))
-	}
-	if r.IntN(4) == 0 {
-		c.SetSystemPromptOverlay("an overlay")
-	}
-	calls := 0
-	text := func() string { return strings.Repeat("word ", 1+r.IntN(30)) }
-	for range 3 + r.IntN(25) {
-		switch k := r.IntN(10); {
-		case k < 3:
-			mustDo(t, c.AddMessage(nous.UserMessage(text())))
-		case k < 4 && !clean: // a ghost result
-			mustDo(t, c.AddMessage(nous.ToolMessage(fmt.Sprint("ghost", r.IntN(3)), "f", text())))
-		case k < 4:
-			mustDo(t, c.AddMessage(nous.UserMessage(text())))
-		default:
-			// Calls spread over one or more assistant messages, answered in
-			// any order, some never.
-			var ids []string
-			spread := 1 + r.IntN(2) // the provider pairing wants one assistant message per group
-			if clean {
-				spread = 1
+// randomConversation returns a context holding a random conversation of
+// internal/viewgen's (parallel calls, results in any order, missing or
+// stray, thinking of every provider, system messages anywhere), with what
+// compaction meets besides: messages of every size, so that budgets fall
+// anywhere, a system prompt and an overlay, and unless clean, the calls of
+// one group spread over several assistant messages, a result before its
+// call, dangling calls answered later by PatchDanglingToolCalls, and
+// earlier replacements. A clean one pairs (CheckToolPairing accepts it).
+func randomConversation(t *testing.T, r *rand.Rand, clean bool) *nous.Context {
+	t.Helper()
+	for {
+		c := nous.NewContext(nous.WithLogger(quietLog))
+		if r.IntN(3) > 0 {
+			mustDo(t, c.AddMessage(nous.SystemMessage("system prompt")))
+		}
+		if r.IntN(4) == 0 {
+			c.SetSystemPromptOverlay("an overlay")
+		}
+		add := func(m nous.Message) {
+			if m.Content != "" {
+				m.Content += words(r.IntN(30))
 			}
-			for range spread {
-				a := nous.AssistantMessage(text())
-				if r.IntN(3) == 0 {
-					a.Parts = []nous.ContentPart{nous.ThinkingPart("thinking", "sig")}
-				}
-				for range r.IntN(3) {
-					calls++
-					id := fmt.Sprint("c", calls)
-					a.ToolCalls = append(a.ToolCalls, nous.ToolCall{ID: id, Name: "f"})
-					ids = append(ids, id)
-				}
-				mustDo(t, c.AddMessage(a))
+			_ = c.AddMessage(m) // viewgen makes a few messages AddMessage refuses: those are left out
+		}
+		for _, m := range viewgen.View(r, 3+r.IntN(30)) {
+			switch {
+			case clean:
+				add(m)
+			case len(m.ToolCalls) > 1 && r.IntN(2) == 0: // one group over two assistant messages
+				k := 1 + r.IntN(len(m.ToolCalls)-1)
+				rest := nous.AssistantMessage("", m.ToolCalls[k:]...)
+				m.ToolCalls = m.ToolCalls[:k]
+				add(m)
+				add(rest)
+			case len(m.ToolCalls) > 0 && r.IntN(10) == 0: // a result before its call
+				add(nous.ToolMessage(m.ToolCalls[0].ID, m.ToolCalls[0].Name, "early"))
+				add(m)
+			default:
+				add(m)
 			}
-			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-			for _, id := range ids {
-				if clean || r.IntN(8) > 0 {
-					mustDo(t, c.AddMessage(nous.ToolMessage(id, "f", text())))
-				}
+			if !clean && r.IntN(12) == 0 {
+				c.PatchDanglingToolCalls()
+			}
+			if !clean && r.IntN(10) == 0 && c.Len() > 3 { // an earlier replacement, where the pairing allows
+				i := 1 + r.IntN(c.Len()-2)
+				_ = c.ReplaceMessageRange(i, i+r.IntN(min(3, c.Len()-i)), nous.SystemMessage("earlier summary"))
 			}
 		}
-		if r.IntN(8) == 0 && c.Len() > 3 && !clean { // an earlier replacement, where the pairing allows
-			i := 1 + r.IntN(c.Len()-2)
-			_ = c.ReplaceMessageRange(i, i+r.IntN(min(3, c.Len()-i)), nous.SystemMessage("earlier summary"))
+		if clean {
+			c.PatchDanglingToolCalls()
+		}
+		if !clean || c.CheckToolPairing() == nil {
+			return c
 		}
 	}
-	return c
 }
 
 // logView returns the view of c without its overlay.
@@ -227,7 +222,7 @@ func logView(c *nous.Context) []nous.Message {
 func TestCompactIndexFollowsChanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(nous.Seed(t), 16))
 	for run := range 200 {
-		c := randomConversation(t, r)
+		c := randomConversation(t, r, false)
 		for step := range 12 {
 			switch r.IntN(5) {
 			case 0:
