@@ -49,6 +49,7 @@ type compactConfig struct {
 	reserve        int
 	summaryReserve int
 	split          bool
+	target         int // 0: the budget
 }
 
 // DefaultSummaryReserve is the room a plan leaves for the summary when
@@ -100,6 +101,20 @@ func WithSummaryReserve(tokens int) CompactOption {
 // (compact those first, with a budget the active turn fits in).
 func WithSplitActiveTurn(on bool) CompactOption {
 	return func(o *compactConfig) { o.split = on }
+}
+
+// WithTarget makes a view that does not fit the budget compact down to
+// tokens, not just to the budget: a view that fits the budget is left
+// alone, and one that does not is planned to fit within the smaller of
+// tokens and the budget, the reserve included, as a budget is. So a
+// conversation that grows by g tokens a turn, compacted before every
+// request, calls the summarizer about once every (budget-tokens)/g turns,
+// not every turn once it is full. When what must be kept fits the budget
+// but not the target, the plan fits the budget. tokens < 1 (the default)
+// means the budget; [Context.ApplyCompaction] checks the real summary
+// against the budget.
+func WithTarget(tokens int) CompactOption {
+	return func(o *compactConfig) { o.target = tokens }
 }
 
 // CompactPlan says which range of the view a compaction replaces. Its
@@ -199,6 +214,7 @@ func newCompaction(c *Context, opts []CompactOption) *compaction {
 	}
 	k.keepTurns = max(k.keepTurns, 1)
 	k.reserve, k.summaryReserve = min(max(k.reserve, 0), maxTokens), min(max(k.summaryReserve, 0), maxTokens)
+	k.target = min(max(k.target, 0), maxTokens)
 	k.cache = &c.tokens
 	if !c.tokens.bind(k.counter) {
 		k.cache = &tokenCache{}
@@ -322,6 +338,16 @@ func (k *compaction) search(budget int) (best cut, ok bool, fallback cut) {
 	return cut{}, false, fallback
 }
 
+// goals returns what a view over budget is compacted to fit: the target,
+// then, when that cannot be met, the budget (n is 1 without a target below
+// the budget).
+func (k *compaction) goals(budget int) (goals [2]int, n int) {
+	if k.target > 0 && k.target < budget {
+		return [2]int{k.target, budget}, 2
+	}
+	return [2]int{budget}, 1
+}
+
 // plan makes the plan of the call's compaction into budget.
 func (k *compaction) plan(budget int) (CompactPlan, error) {
 	c := k.c
@@ -330,7 +356,14 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 		p.made = p.fields()
 		return p, nil
 	}
-	best, ok, _ := k.search(budget)
+	goals, n := k.goals(budget)
+	var best cut
+	ok := false
+	for _, goal := range goals[:n] {
+		if best, ok, _ = k.search(goal); ok {
+			break
+		}
+	}
 	if !ok {
 		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", k.total, k.reserve, budget, ErrOverBudget)
 	}
@@ -362,8 +395,9 @@ func (c *Context) overlayOffset() int {
 
 // PlanCompaction plans the compaction of the view into budget tokens: the
 // range whose replacement by one summary brings the view, as counted by the
-// counter (overlay included), plus [WithReserve], within budget, leaving
-// [WithSummaryReserve] for the summary. It changes nothing. The leading
+// counter (overlay included), plus [WithReserve], within budget (or within
+// [WithTarget]), leaving [WithSummaryReserve] for the summary. It changes
+// nothing. The leading
 // system messages are kept (but for the summary of an earlier compaction,
 // which a new one takes into its range, so that the summarizer sees it and
 // summaries do not pile up), and the active turn (from the last user
@@ -488,40 +522,52 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 	return p, c.ApplyCompaction(p, summary)
 }
 
-// ViewWithin returns the view compacted into budget tokens, a marker,
-// "[N earlier messages omitted]", in place of the range a plan would
-// replace, without changing the context or calling a summarizer; the
-// messages are the caller's copies. When nothing fits it returns an error
-// wrapping [ErrOverBudget] and the smallest valid view: the leading system
-// messages, a marker, and everything from the last safe cut at or before
-// the active turn (the view itself when nothing can be dropped).
+// ViewWithin returns the view compacted into budget tokens (or into
+// [WithTarget], as a plan would be), with a marker, "[N earlier messages
+// omitted]", in place of the range a plan would replace, without changing
+// the context or calling a summarizer; the messages are the caller's
+// copies. When nothing fits it returns an error wrapping [ErrOverBudget]
+// and the smallest valid view: the leading system messages, a marker, and
+// everything from the last safe cut at or before the active turn (the view
+// itself when nothing can be dropped).
 func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
 	k := newCompaction(c, opts)
 	k.summaryReserve = k.count(marker(1)) // each cut's own marker is counted by markerFits
 	if k.total+k.reserve <= budget {
 		return k.viewWithMarker(cut{}), nil
 	}
-	// A plan prices the marker of one omitted message, and the overlay as
-	// it shows on the head it has now: the real marker, and the overlay on
-	// it when it takes the head's place, are counted, and a tighter plan
-	// made while they miss.
+	goals, n := k.goals(budget)
+	for _, goal := range goals[:n] {
+		if x, ok := k.within(goal); ok {
+			return k.viewWithMarker(x), nil
+		}
+	}
+	_, _, fallback := k.search(budget)
+	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
+}
+
+// within returns the cut whose view, with its marker, fits goal. A plan
+// prices the marker of one omitted message, and the overlay as it shows on
+// the head it has now: the real marker, and the overlay on it when it takes
+// the head's place, are counted, and a tighter plan made while they miss.
+func (k *compaction) within(goal int) (cut, bool) {
 	var fallback cut
-	for b := budget; ; b-- {
+	for b := goal; b >= goal-8; b-- {
 		best, ok, fb := k.search(b)
-		if b == budget {
+		if b == goal {
 			fallback = fb
 		}
-		if !ok || b < budget-8 {
+		if !ok {
 			break
 		}
-		if k.markerFits(best, budget) {
-			return k.viewWithMarker(best), nil
+		if k.markerFits(best, goal) {
+			return best, true
 		}
 	}
-	if fallback.hi > fallback.lo && k.markerFits(fallback, budget) { // planned with more than its real marker, it fits
-		return k.viewWithMarker(fallback), nil
+	if fallback.hi > fallback.lo && k.markerFits(fallback, goal) { // planned with more than its real marker, it fits
+		return fallback, true
 	}
-	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
+	return cut{}, false
 }
 
 // markerFits reports whether the view with the range of cut x replaced by
