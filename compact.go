@@ -50,6 +50,7 @@ type compactConfig struct {
 	summaryReserve int
 	split          bool
 	target         int // 0: the budget
+	resultLimit    int // 0: off
 }
 
 // DefaultSummaryReserve is the room a plan leaves for the summary when
@@ -125,10 +126,12 @@ type CompactPlan struct {
 	First, Last  int       // view indices of the range to replace, inclusive
 	TokensBefore int       // the view, overlay included, as counted
 	TokensAfter  int       // the view after the compaction, counting the summary reserve
-	Dropped      []Message // a copy of the range, for the summarizer; empty when the view fits
+	Dropped      []Message // a copy of the range, for the summarizer, its tool results pruned; empty when the view fits
+	Pruned       []int     // view indices of the tool results shortened in place, outside the range ([WithToolResultLimit])
 
 	made           planFields   // the exported fields as planned
 	entries        []int64      // the view entries (log message indices) of the range
+	prunes         []prune      // the tool results shortened outside the range
 	budget         int          // the budget it was planned for
 	reserve        int          // the reserve it planned with
 	summaryReserve int          // the summary reserve it planned with
@@ -143,19 +146,25 @@ type CompactPlan struct {
 
 // planFields are the exported fields of a [CompactPlan], as
 // [Context.ApplyCompaction] compares them with the plan as made: Dropped
-// by its first element's address and its length, so that a slice put in
-// its place is told from the plan's own.
+// and Pruned by their first element's address and their length, so that a
+// slice put in the place of one is told from the plan's own.
 type planFields struct {
 	first, last, tokensBefore, tokensAfter int
 	dropped                                *Message // &Dropped[0]; nil when nothing is dropped
 	droppedLen                             int
+	pruned                                 *int // &Pruned[0]; nil when nothing is pruned
+	prunedLen                              int
 }
 
 // fields returns p's exported fields as [planFields].
 func (p *CompactPlan) fields() planFields {
-	f := planFields{first: p.First, last: p.Last, tokensBefore: p.TokensBefore, tokensAfter: p.TokensAfter, droppedLen: len(p.Dropped)}
+	f := planFields{first: p.First, last: p.Last, tokensBefore: p.TokensBefore, tokensAfter: p.TokensAfter,
+		droppedLen: len(p.Dropped), prunedLen: len(p.Pruned)}
 	if len(p.Dropped) > 0 {
 		f.dropped = &p.Dropped[0]
+	}
+	if len(p.Pruned) > 0 {
+		f.pruned = &p.Pruned[0]
 	}
 	return f
 }
@@ -191,6 +200,9 @@ type compaction struct {
 	cache *tokenCache // c.tokens when bound to the counter, a cache of the call's own otherwise
 	cuts  *cutIndex   // the cache's index of the view
 
+	prunes []prune // the tool results over the limit, by position (see planPrunes)
+	saved  []int   // saved[j]: the tokens prunes[:j] save
+
 	overlay  int // the tokens the overlay adds to the view
 	total    int // the view's tokens, overlay included
 	lead     int // the leading system messages kept
@@ -214,7 +226,7 @@ func newCompaction(c *Context, opts []CompactOption) *compaction {
 	}
 	k.keepTurns = max(k.keepTurns, 1)
 	k.reserve, k.summaryReserve = min(max(k.reserve, 0), maxTokens), min(max(k.summaryReserve, 0), maxTokens)
-	k.target = min(max(k.target, 0), maxTokens)
+	k.target, k.resultLimit = min(max(k.target, 0), maxTokens), min(max(k.resultLimit, 0), maxTokens)
 	k.cache = &c.tokens
 	if !c.tokens.bind(k.counter) {
 		k.cache = &tokenCache{}
@@ -265,10 +277,11 @@ func (k *compaction) survey() {
 	k.end = k.pendingCalls()
 }
 
-// after returns the tokens of the view with [lo, hi) replaced by a summary.
+// after returns the tokens of the view with [lo, hi) replaced by a summary
+// and the tool results outside it pruned.
 func (k *compaction) after(lo, hi int) int {
 	pre := k.cuts.pre
-	return k.overlay + k.join(lo) + int(pre[lo]) + k.summaryReserve + int(pre[len(pre)-1]-pre[hi]) + k.reserve
+	return k.overlay + k.join(lo) + int(pre[lo]) + k.summaryReserve + int(pre[len(pre)-1]-pre[hi]) + k.reserve - k.savedBy(lo, hi)
 }
 
 // join returns the token a range from lo keeps for the overlay's join to
@@ -328,7 +341,7 @@ func (k *compaction) search(budget int) (best cut, ok bool, fallback cut) {
 			lo = i + 1
 		}
 	}
-	fallback = cut{k.lead, k.lead, k.total + k.reserve}
+	fallback = cut{k.lead, k.lead, k.total + k.reserve - k.savedBy(k.lead, k.lead)}
 	for hi := min(k.active, k.end); hi > k.lead; hi-- {
 		if k.safe(hi) {
 			fallback = cut{k.lead, hi, k.after(k.lead, hi)}
@@ -356,31 +369,56 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 		p.made = p.fields()
 		return p, nil
 	}
-	goals, n := k.goals(budget)
-	var best cut
-	ok := false
-	for _, goal := range goals[:n] {
-		if best, ok, _ = k.search(goal); ok {
-			break
-		}
-	}
+	k.planPrunes()
+	best, ok := k.choose(budget)
 	if !ok {
 		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", k.total, k.reserve, budget, ErrOverBudget)
 	}
 	off := c.overlayOffset()
-	p.First, p.Last, p.TokensAfter = best.lo+off, best.hi-1+off, best.after-k.reserve
-	p.Dropped = make([]Message, 0, best.hi-best.lo)
-	for i := best.lo; i < best.hi; i++ { // as stored: the overlay is no message's
-		p.Dropped = append(p.Dropped, c.log.msg(c.view[i]).msg.clone())
+	p.TokensAfter, p.log = best.after-k.reserve, c.log.id
+	j := 0 // the prunes before the range go with the plan, those in it with Dropped
+	for ; j < len(k.prunes) && k.prunes[j].pos < best.lo; j++ {
+		p.prunes = append(p.prunes, k.prunes[j])
 	}
-	p.entries = slices.Clone(c.view[best.lo:best.hi])
+	if best.hi > best.lo {
+		p.First, p.Last = best.lo+off, best.hi-1+off
+		p.Dropped = make([]Message, 0, best.hi-best.lo)
+		for i := best.lo; i < best.hi; i++ { // as stored (the overlay is no message's), tool results as pruned
+			m := &c.log.msg(c.view[i]).msg
+			if j < len(k.prunes) && k.prunes[j].pos == i {
+				m, j = &k.prunes[j].msg, j+1
+			}
+			p.Dropped = append(p.Dropped, m.clone())
+		}
+		p.entries, p.prefix, p.next = slices.Clone(c.view[best.lo:best.hi]), slices.Clone(c.view[:best.lo]), -1
+		if best.hi < len(c.view) {
+			p.next = c.view[best.hi]
+		}
+		p.overlayTokens, p.overlayText, p.headJoin = k.overlay, c.overlay, k.join(best.lo)
+	}
+	p.prunes = append(p.prunes, k.prunes[j:]...)
+	for _, pr := range p.prunes {
+		p.Pruned = append(p.Pruned, pr.pos+off)
+	}
 	p.made = p.fields()
-	p.log, p.prefix, p.next, p.overlayTokens, p.overlayText = c.log.id, slices.Clone(c.view[:best.lo]), -1, k.overlay, c.overlay
-	p.headJoin = k.join(best.lo)
-	if best.hi < len(c.view) {
-		p.next = c.view[best.hi]
-	}
 	return p, nil
+}
+
+// choose returns the cut that compacts a view over budget: for each goal,
+// none (lo == hi) when pruning alone brings the view within it, or the
+// smallest range that does.
+func (k *compaction) choose(budget int) (cut, bool) {
+	goals, n := k.goals(budget)
+	pruned := k.total + k.reserve - k.savedBy(0, 0)
+	for _, goal := range goals[:n] {
+		if len(k.prunes) > 0 && pruned <= goal {
+			return cut{after: pruned}, true
+		}
+		if best, ok, _ := k.search(goal); ok {
+			return best, true
+		}
+	}
+	return cut{}, false
 }
 
 // overlayOffset returns 1 when the overlay is a message of its own at the
@@ -396,53 +434,85 @@ func (c *Context) overlayOffset() int {
 // PlanCompaction plans the compaction of the view into budget tokens: the
 // range whose replacement by one summary brings the view, as counted by the
 // counter (overlay included), plus [WithReserve], within budget (or within
-// [WithTarget]), leaving [WithSummaryReserve] for the summary. It changes
-// nothing. The leading
-// system messages are kept (but for the summary of an earlier compaction,
-// which a new one takes into its range, so that the summarizer sees it and
-// summaries do not pile up), and the active turn (from the last user
-// message on, or the last [WithKeepTurns] user turns) unless
+// [WithTarget]), leaving [WithSummaryReserve] for the summary, and with
+// [WithToolResultLimit] the tool results it shortens (its Pruned; a plan
+// that pruning alone makes fit drops nothing). It changes nothing. The
+// leading system messages are kept (but for the summary of an earlier
+// compaction, which a new one takes into its range, so that the summarizer
+// sees it and summaries do not pile up), and the active turn (from the last
+// user message on, or the last [WithKeepTurns] user turns) unless
 // [WithSplitActiveTurn]; the range is the smallest that fits, and never
 // separates a tool call from its results, however they are spread. A view
-// that fits already gets a plan with an empty Dropped, which changes
-// nothing when applied. When nothing fits, it returns an error wrapping
-// [ErrOverBudget], and a plan whose TokensBefore says what the view costs.
+// that fits already gets a plan with an empty Dropped and Pruned, which
+// changes nothing when applied. When nothing fits, it returns an error
+// wrapping [ErrOverBudget], and a plan whose TokensBefore says what the view
+// costs.
 func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan, error) {
 	return newCompaction(c, opts).plan(budget)
 }
 
 // ApplyCompaction replaces the plan's range with summary: one
 // [Context.ReplaceMessageRange], so the originals stay in the log and the
-// summary takes the first one's time. Messages added since the plan was
-// made stay. A plan whose range no longer holds the same messages (one of
-// them replaced, or the range moved), or whose fields were changed, is an
-// error wrapping [ErrConflict]; a summary that is empty, a tool message or
-// carries tool calls, one wrapping [ErrInvalidMessage]; a view as planned
-// that, with the summary as counted, does not fit the plan's budget, one
-// wrapping [ErrOverBudget] (what was added or changed after the range
-// since the plan is the next plan's to count: a summarizer that is slow
-// does not make its work void). On error nothing changes. A plan with nothing dropped
-// (the view fit) changes nothing.
+// summary takes the first one's time; then it shortens the tool results of
+// the plan's Pruned, each by one [Context.ReplaceMessage]. Messages added
+// since the plan was made stay. A plan whose range no longer holds the same
+// messages (one of them replaced, or the range moved), whose tool results
+// to prune moved, or whose fields were changed, is an error wrapping
+// [ErrConflict]; a summary that is empty, a tool message or carries tool
+// calls, one wrapping [ErrInvalidMessage]; a view as planned that, with the
+// summary as counted, does not fit the plan's budget, one wrapping
+// [ErrOverBudget] (what was added or changed after the range since the plan
+// is the next plan's to count: a summarizer that is slow does not make its
+// work void). On error nothing changes. A plan with nothing dropped only
+// prunes, and summary is not read; one with nothing dropped or pruned (the
+// view fit) changes nothing.
 func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	c.ready()
-	if p.fields() != p.made {
+	switch {
+	case p.fields() != p.made:
 		return fmt.Errorf("nous: apply compaction: the plan was changed: %w", ErrConflict)
-	}
-	if len(p.entries) == 0 {
+	case len(p.entries) == 0 && len(p.prunes) == 0:
 		return nil
+	case p.log != c.log.id:
+		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
 	}
+	for _, pr := range p.prunes {
+		if pr.pos >= len(c.view) || c.view[pr.pos] != pr.entry {
+			return fmt.Errorf("nous: apply compaction: message %d is not the tool result planned: %w", pr.pos+c.overlayOffset(), ErrConflict)
+		}
+	}
+	if len(p.entries) > 0 {
+		if err := c.replaceRange(&p, summary); err != nil {
+			return err
+		}
+	}
+	for _, pr := range p.prunes {
+		at := pr.pos + c.overlayOffset()
+		if len(p.entries) > 0 && at > p.Last {
+			at -= len(p.entries) - 1 // after the range, which is one message now
+		}
+		// It cannot fail: a tool result in place of one answering the same
+		// call breaks no pairing, and it was checked when planned.
+		if err := c.ReplaceMessage(at, pr.msg); err != nil {
+			return fmt.Errorf("nous: apply compaction: prune message %d: %w", at, err)
+		}
+	}
+	return nil
+}
+
+// replaceRange checks that the view still holds p's range as planned and
+// that it fits p's budget with summary in place of the summary reserve,
+// and replaces the range with summary. On error nothing changes.
+func (c *Context) replaceRange(p *CompactPlan, summary Message) error {
 	if err := checkSummary(&summary); err != nil {
 		return fmt.Errorf("nous: apply compaction: %w", err)
 	}
 	off := c.overlayOffset()
 	lo, hi := p.First-off, p.Last+1-off
-	switch {
-	case p.log != c.log.id:
-		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
-	case lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
+	if lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
 		!slices.Equal(c.view[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view) || c.view[hi] != p.next)) ||
 		(p.next < 0 && hi < len(c.view) && c.log.msg(c.view[hi]).msg.Role == RoleTool) || // a result of a call in the range
-		c.overlay != p.overlayText:
+		c.overlay != p.overlayText {
 		return fmt.Errorf("nous: apply compaction of %d..%d: the view is not the one planned: %w", p.First, p.Last, ErrConflict)
 	}
 	summary = summary.clone()
@@ -499,18 +569,19 @@ func marker(n int) Message {
 // the [WithSummarizer] summarizer (or a marker without one), and applies
 // it: [Context.PlanCompaction], then [Summarizer.Summarize] with its own
 // copy of the range, then [Context.ApplyCompaction]. It returns the plan. A
-// view that fits is left alone and the summarizer is not called. A
+// view that fits is left alone, and the summarizer is called only for a
+// plan that drops a range (one that pruning alone makes fit only prunes). A
 // summarizer that fails, or whose summary is refused, changes nothing; its
 // error is wrapped. The summarizer runs on the caller's goroutine; to run
 // it elsewhere, plan and apply apart.
 func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption) (CompactPlan, error) {
 	k := newCompaction(c, opts)
 	p, err := k.plan(budget)
-	if err != nil || len(p.Dropped) == 0 {
+	if err != nil || len(p.Dropped) == 0 && len(p.Pruned) == 0 {
 		return p, err
 	}
 	summary := marker(len(p.Dropped))
-	if k.summarizer != nil {
+	if k.summarizer != nil && len(p.Dropped) > 0 {
 		dropped := make([]Message, len(p.Dropped))
 		for i := range p.Dropped {
 			dropped[i] = p.Dropped[i].clone()

@@ -54,7 +54,7 @@ func orphanCheck(orig, got []nous.Message) string {
 }
 
 // C1 and C7 on random conversations: ViewWithin and Compact at random
-// budgets, with and without a split, of a conversation compacted and
+// budgets, with and without a split or pruning, of a conversation compacted and
 // round-tripped through JSON before, never orphan a call or a result, and
 // what they return without an error fits.
 func TestCompactNeverOrphansRandomViews(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCompactNeverOrphansRandomViews(t *testing.T) {
 		for range 5 {
 			b := r.IntN(count(c) + 5)
 			split := r.IntN(2) == 0
-			opts := []nous.CompactOption{nous.WithSplitActiveTurn(split), nous.WithKeepTurns(1 + r.IntN(2))}
+			opts := []nous.CompactOption{nous.WithSplitActiveTurn(split), nous.WithKeepTurns(1 + r.IntN(2)), nous.WithToolResultLimit(r.IntN(3) * 8)}
 			v, err := c.ViewWithin(b, opts...)
 			if p := orphanCheck(orig, v); p != "" {
 				t.Fatalf("run %d ViewWithin(%d) err %v: %s: %v", run, b, err, p, roles(v))

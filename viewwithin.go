@@ -16,6 +16,7 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 	if k.total+k.reserve <= budget {
 		return k.viewWithMarker(cut{}), nil
 	}
+	k.planPrunes()
 	goals, n := k.goals(budget)
 	for _, goal := range goals[:n] {
 		if x, ok := k.within(goal); ok {
@@ -31,6 +32,9 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 // the head it has now: the real marker, and the overlay on it when it takes
 // the head's place, are counted, and a tighter plan made while they miss.
 func (k *compaction) within(goal int) (cut, bool) {
+	if pruned := k.total + k.reserve - k.savedBy(0, 0); len(k.prunes) > 0 && pruned <= goal {
+		return cut{after: pruned}, true
+	}
 	var fallback cut
 	for b := goal; b >= goal-8; b-- {
 		best, ok, fb := k.search(b)
@@ -63,12 +67,21 @@ func (k *compaction) markerFits(x cut, budget int) bool {
 }
 
 // viewWithMarker returns the view, the caller's copy, with the range of
-// cut x replaced by its marker (none when x is empty).
+// cut x replaced by its marker (none when x is empty) and the tool results
+// of k.prunes pruned.
 func (k *compaction) viewWithMarker(x cut) []Message {
 	c, off := k.c, k.c.overlayOffset()
 	out := make([]Message, 0, off+len(c.view)-(x.hi-x.lo)+1)
+	j := 0 // the next prune
 	for i, m := range c.All() {
-		switch at := i - off; {
+		at := i - off
+		for j < len(k.prunes) && k.prunes[j].pos < at {
+			j++
+		}
+		if j < len(k.prunes) && k.prunes[j].pos == at {
+			m = k.prunes[j].msg
+		}
+		switch {
 		case at == x.lo && x.hi > x.lo:
 			mk := marker(x.hi - x.lo)
 			mk.CreatedAt = m.CreatedAt
