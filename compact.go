@@ -372,7 +372,7 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 	k.planPrunes()
 	best, ok := k.choose(budget)
 	if !ok {
-		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", k.total, k.reserve, budget, ErrOverBudget)
+		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: %w", k.total, k.reserve, budget, k.overBudget())
 	}
 	off := c.overlayOffset()
 	p.TokensAfter, p.log = best.after-k.reserve, c.log.id
@@ -419,6 +419,45 @@ func (k *compaction) choose(budget int) (cut, bool) {
 		}
 	}
 	return cut{}, false
+}
+
+// overBudget returns the error of a view whose smallest valid view (see
+// search) does not fit: it names the largest message that must be kept,
+// its view index, role and count, and what may help, and wraps
+// [ErrOverBudget].
+func (k *compaction) overBudget() error {
+	c := k.c
+	_, _, keep := k.search(0)
+	largest, most := -1, -1
+	j := 0 // the next prune
+	for i := range c.view {
+		if i >= k.lead && i < keep.hi {
+			continue
+		}
+		n := k.countAt(c.view[i])
+		for j < len(k.prunes) && k.prunes[j].pos < i {
+			j++
+		}
+		if j < len(k.prunes) && k.prunes[j].pos == i {
+			n -= k.saved[j+1] - k.saved[j]
+		}
+		if n > most {
+			largest, most = i, n
+		}
+	}
+	if largest < 0 {
+		return fmt.Errorf("what must be kept does not fit (a larger budget would help): %w", ErrOverBudget)
+	}
+	m := &c.log.msg(c.view[largest]).msg
+	help := "a larger budget"
+	if !k.split && largest >= k.active {
+		help = "WithSplitActiveTurn(true) or " + help
+	}
+	if m.Role == RoleTool && k.resultLimit == 0 {
+		help = "WithToolResultLimit, " + help
+	}
+	return fmt.Errorf("what must be kept does not fit: the largest of it is message %d (%s, %d tokens); %s may help: %w",
+		largest+c.overlayOffset(), m.Role, most, help, ErrOverBudget)
 }
 
 // overlayOffset returns 1 when the overlay is a message of its own at the

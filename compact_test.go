@@ -431,3 +431,25 @@ func TestCompactOddInputsNoPanic(t *testing.T) {
 		}
 	}
 }
+
+// C11: ErrOverBudget says what cannot fit: the view index, role and count
+// of the largest message that must be kept, and what would help.
+func TestCompactOverBudgetNamesLargestKept(t *testing.T) {
+	c := turns(t, 4)
+	call := nous.ToolCall{ID: "big", Name: "read_file"}
+	big := nous.ToolMessage(call.ID, call.Name, words(400))
+	mustDo(t, c.AddMessages(nous.UserMessage("read it"), nous.AssistantMessage("", call), big))
+	want := fmt.Sprintf("message %d (tool, %d tokens)", c.Len()-1, nous.ApproxCounter{}.CountTokens(big))
+	_, perr := c.PlanCompaction(200)
+	_, verr := c.ViewWithin(200)
+	for _, err := range []error{perr, verr} {
+		if !errors.Is(err, nous.ErrOverBudget) || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), "WithToolResultLimit") || !strings.Contains(err.Error(), "WithSplitActiveTurn") {
+			t.Errorf("%v: want ErrOverBudget naming %s and what would help", err, want)
+		}
+	}
+	_, err := c.PlanCompaction(200, nous.WithToolResultLimit(1000), nous.WithSplitActiveTurn(true))
+	if !errors.Is(err, nous.ErrOverBudget) || strings.Contains(err.Error(), "WithToolResultLimit") || strings.Contains(err.Error(), "WithSplitActiveTurn") {
+		t.Errorf("%v: the options given are no help to name", err)
+	}
+}

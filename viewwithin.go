@@ -24,7 +24,7 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 		}
 	}
 	_, _, fallback := k.search(budget)
-	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
+	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: %w", budget, k.overBudget())
 }
 
 // within returns the cut whose view, with its marker, fits goal. A plan
