@@ -429,20 +429,11 @@ func (k *compaction) overBudget() error {
 	c := k.c
 	_, _, keep := k.search(0)
 	largest, most := -1, -1
-	j := 0 // the next prune
-	for i := range c.view {
-		if i >= k.lead && i < keep.hi {
-			continue
-		}
-		n := k.countAt(c.view[i])
-		for j < len(k.prunes) && k.prunes[j].pos < i {
-			j++
-		}
-		if j < len(k.prunes) && k.prunes[j].pos == i {
-			n -= k.saved[j+1] - k.saved[j]
-		}
-		if n > most {
-			largest, most = i, n
+	for _, r := range [2][2]int{{0, k.lead}, {max(keep.hi, k.lead), len(c.view)}} {
+		for i := r[0]; i < r[1]; i++ {
+			if n := int(k.cuts.pre[i+1]-k.cuts.pre[i]) - (k.savedBefore(i+1) - k.savedBefore(i)); n > most { // its count, pruned
+				largest, most = i, n
+			}
 		}
 	}
 	if largest < 0 {

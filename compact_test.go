@@ -448,7 +448,11 @@ func TestCompactOverBudgetNamesLargestKept(t *testing.T) {
 			t.Errorf("%v: want ErrOverBudget naming %s and what would help", err, want)
 		}
 	}
-	_, err := c.PlanCompaction(200, nous.WithToolResultLimit(1000), nous.WithSplitActiveTurn(true))
+	_, err := c.PlanCompaction(100, nous.WithToolResultLimit(50))
+	if !errors.Is(err, nous.ErrOverBudget) || strings.Contains(err.Error(), want) {
+		t.Errorf("%v: the result is counted as pruned", err)
+	}
+	_, err = c.PlanCompaction(200, nous.WithToolResultLimit(1000), nous.WithSplitActiveTurn(true))
 	if !errors.Is(err, nous.ErrOverBudget) || strings.Contains(err.Error(), "WithToolResultLimit") || strings.Contains(err.Error(), "WithSplitActiveTurn") {
 		t.Errorf("%v: the options given are no help to name", err)
 	}

@@ -38,10 +38,11 @@ type prune struct {
 // planPrunes finds the tool results of the view over the limit, and what
 // each is shortened to and saves: k.prunes, by position, and k.saved.
 func (k *compaction) planPrunes() {
-	k.prunes, k.saved = k.prunes[:0], append(k.saved[:0], 0)
+	k.prunes, k.saved = k.prunes[:0], k.saved[:0]
 	if k.resultLimit <= 0 {
 		return
 	}
+	k.saved = append(k.saved, 0)
 	c := k.c
 	for i, mi := range c.view {
 		m := &c.log.msg(mi).msg
