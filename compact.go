@@ -3,56 +3,11 @@ package nous
 import (
 	"context"
 	"fmt"
-	"math"
-	"reflect"
 	"slices"
 	"sort"
 
 	"github.com/google/uuid"
 )
-
-// TokenCounter counts the tokens a message costs in a model request, its
-// own framing (role, IDs, per-message overhead) included.
-type TokenCounter interface {
-	CountTokens(m Message) int
-}
-
-// ApproxCounter counts a quarter of a token per byte of a message's text,
-// reasoning and thinking, tool names, arguments and IDs, rounded up, plus
-// [ApproxMessageTokens] of framing per message and [ApproxAttachmentTokens]
-// per image or file part, whatever its size (never the length of its
-// base64). Its zero value is ready to use. It is an estimate that needs
-// no vocabulary: against OpenAI's o200k_base it is within a third on
-// English, code and JSON, counts up to twice too many on scripts of several
-// bytes a character, and about half too few on long numbers and IDs, which
-// a vocabulary splits finely (leave room for those with [WithReserve]). An
-// exact counter (the module github.com/nous-go/nous/tokens/tiktoken) can
-// take its place.
-type ApproxCounter struct{}
-
-// The fixed costs of [ApproxCounter].
-const (
-	ApproxMessageTokens    = 4   // framing per message
-	ApproxAttachmentTokens = 512 // per image or file part
-)
-
-// CountTokens implements [TokenCounter].
-func (ApproxCounter) CountTokens(m Message) int {
-	n := len(m.Role) + len(m.Content) + len(m.ReasoningContent) + len(m.ToolCallID) + len(m.Name)
-	attachments := 0
-	for _, p := range m.Parts {
-		switch p.Type {
-		case PartText, PartThinking:
-			n += len(p.Content)
-		default:
-			attachments++
-		}
-	}
-	for _, tc := range m.ToolCalls {
-		n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
-	}
-	return (n+3)/4 + ApproxMessageTokens + attachments*ApproxAttachmentTokens
-}
 
 // MetadataSummary is the Metadata key, set to true, that marks the message
 // a compaction put in place of a range (a summary or a marker). A later
@@ -82,6 +37,11 @@ func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Messa
 // [Context.ViewWithin].
 type CompactOption func(*compactConfig)
 
+// compactConfig is what the options of one call say: one struct that they
+// fill once, as log/slog's HandlerOptions is one struct for a handler's
+// options. [newCompaction] fills it and applies the defaults and bounds;
+// every step of the call (planning, summarizing, counting) reads the same
+// one.
 type compactConfig struct {
 	counter        TokenCounter
 	summarizer     Summarizer
@@ -89,6 +49,8 @@ type compactConfig struct {
 	reserve        int
 	summaryReserve int
 	split          bool
+	target         int // 0: the budget
+	resultLimit    int // 0: off
 }
 
 // DefaultSummaryReserve is the room a plan leaves for the summary when
@@ -142,19 +104,18 @@ func WithSplitActiveTurn(on bool) CompactOption {
 	return func(o *compactConfig) { o.split = on }
 }
 
-func compactOptions(opts []CompactOption) compactConfig {
-	o := compactConfig{counter: ApproxCounter{}, keepTurns: 1, summaryReserve: DefaultSummaryReserve}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if o.counter == nil {
-		o.counter = ApproxCounter{}
-	}
-	o.keepTurns = max(o.keepTurns, 1)
-	o.reserve, o.summaryReserve = min(max(o.reserve, 0), maxTokens), min(max(o.summaryReserve, 0), maxTokens)
-	return o
+// WithTarget makes a view that does not fit the budget compact down to
+// tokens, not just to the budget: a view that fits the budget is left
+// alone, and one that does not is planned to fit within the smaller of
+// tokens and the budget, the reserve included, as a budget is. So a
+// conversation that grows by g tokens a turn, compacted before every
+// request, calls the summarizer about once every (budget-tokens)/g turns,
+// not every turn once it is full. When what must be kept fits the budget
+// but not the target, the plan fits the budget. tokens < 1 (the default)
+// means the budget; [Context.ApplyCompaction] checks the real summary
+// against the budget.
+func WithTarget(tokens int) CompactOption {
+	return func(o *compactConfig) { o.target = tokens }
 }
 
 // CompactPlan says which range of the view a compaction replaces. Its
@@ -165,143 +126,47 @@ type CompactPlan struct {
 	First, Last  int       // view indices of the range to replace, inclusive
 	TokensBefore int       // the view, overlay included, as counted
 	TokensAfter  int       // the view after the compaction, counting the summary reserve
-	Dropped      []Message // a copy of the range, for the summarizer; empty when the view fits
+	Dropped      []Message // a copy of the range, for the summarizer, its tool results pruned; empty when the view fits
+	Pruned       []int     // view indices of the tool results shortened in place, outside the range ([WithToolResultLimit])
 
-	entries  []int64 // the view entries (log message indices) of the range
-	orig     [4]int  // First, Last, TokensBefore, TokensAfter as made
-	budget   int
-	reserve  int
-	sumRes   int // the summary reserve it planned with
-	overlay  int // the tokens the overlay added
-	join     int // the token kept for the overlay's join to the summary (a range that starts the view)
-	counter  TokenCounter
-	dropped0 *Message  // &Dropped[0] as made
-	log      uuid.UUID // the log it was made for
-	prefix   []int64   // the view entries before the range
-	next     int64     // the entry after the range; -1 at the end
-	overlayT string    // the overlay's text
+	made           planFields   // the exported fields as planned
+	entries        []int64      // the view entries (log message indices) of the range
+	prunes         []prune      // the tool results shortened outside the range
+	budget         int          // the budget it was planned for
+	reserve        int          // the reserve it planned with
+	summaryReserve int          // the summary reserve it planned with
+	overlayTokens  int          // the tokens the overlay added
+	headJoin       int          // the token kept for the overlay's join to the summary (a range that starts the view)
+	counter        TokenCounter // the counter it counted with
+	log            uuid.UUID    // the log it was made for
+	prefix         []int64      // the view entries before the range
+	next           int64        // the entry after the range; -1 at the end
+	overlayText    string       // the overlay as planned
 }
 
-// tokenCache is what planning keeps of the log's view between plans, so
-// that a plan costs the messages added since the last one, not the view:
-// what the counter counted of each log message (a message in the log never
-// changes), and, for the view as of the last plan, the prefix sums of the
-// counts and where a cut would separate a call from a result. A view that
-// changed otherwise than by appends (a replacement, an insertion) is
-// indexed again.
-type tokenCache struct {
-	counter TokenCounter
-	counts  []int32 // by log message index: count+1; 0: not counted
-
-	entries   []int64          // the view (c.view) the rest describes
-	pre       []int64          // pre[i]: the counts of entries[:i]
-	straddled []bool           // straddled[i]: a call in entries[:i] has a result in entries[i:]
-	open      map[string][]int // the positions of the calls of each ID no result answered yet
-	last      map[string]int   // the position of the last call of each ID
-	signedRun int              // 1 + the position of the first signed thinking in the run of assistant messages without calls going on; 0: none
+// planFields are the exported fields of a [CompactPlan], as
+// [Context.ApplyCompaction] compares them with the plan as made: Dropped
+// and Pruned by their first element's address and their length, so that a
+// slice put in the place of one is told from the plan's own.
+type planFields struct {
+	first, last, tokensBefore, tokensAfter int
+	dropped                                *Message // &Dropped[0]; nil when nothing is dropped
+	droppedLen                             int
+	pruned                                 *int // &Pruned[0]; nil when nothing is pruned
+	prunedLen                              int
 }
 
-// sameValue reports whether a and b are surely the same value: of one type,
-// and equal by ==. Values that cannot be compared (a map, also one held in
-// an interface field of a struct) are never surely the same. It tells a
-// store handle, or a token counter, from another.
-func sameValue(a, b any) bool {
-	return a != nil && b != nil && comparable(a) && comparable(b) && reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
-}
-
-// comparable reports whether v can be compared with ==, by its value: a
-// struct of a comparable type may hold a map in an interface field.
-func comparable(v any) bool { return reflect.ValueOf(v).Comparable() }
-
-// maxTokens bounds what a counter may say of one message (or a reserve):
-// a count beyond it is taken as it, so that sums of counts never overflow.
-const maxTokens = 1 << 40
-
-// tokens returns what tc counts of m, within [0, maxTokens].
-func tokens(tc TokenCounter, m Message) int { return min(max(tc.CountTokens(m), 0), maxTokens) }
-
-// count returns what tc counts of log message mi, from the cache when tc is
-// the counter it holds.
-func (c *Context) count(tc TokenCounter, mi int64) int {
-	if c.tokens.counter == nil {
-		return tokens(tc, c.log.msg(mi).msg)
+// fields returns p's exported fields as [planFields].
+func (p *CompactPlan) fields() planFields {
+	f := planFields{first: p.First, last: p.Last, tokensBefore: p.TokensBefore, tokensAfter: p.TokensAfter,
+		droppedLen: len(p.Dropped), prunedLen: len(p.Pruned)}
+	if len(p.Dropped) > 0 {
+		f.dropped = &p.Dropped[0]
 	}
-	if need := int(mi) + 1; len(c.tokens.counts) < need {
-		c.tokens.counts = append(c.tokens.counts, make([]int32, need-len(c.tokens.counts))...)
+	if len(p.Pruned) > 0 {
+		f.pruned = &p.Pruned[0]
 	}
-	if v := c.tokens.counts[mi]; v > 0 {
-		return int(v) - 1
-	}
-	k := tokens(tc, c.log.msg(mi).msg) // a count is never below zero
-	if k < math.MaxInt32 {
-		c.tokens.counts[mi] = int32(k) + 1
-	}
-	return k
-}
-
-// index brings c.tokens up to date with the view, for counter tc, and
-// returns it: the messages appended since the last plan are counted and
-// indexed; a view that changed otherwise is indexed again (its counts come
-// from the cache).
-func (c *Context) index(tc TokenCounter) *tokenCache {
-	t := &c.tokens
-	if !sameValue(t.counter, tc) {
-		*t = tokenCache{}
-		if comparable(tc) {
-			t.counter = tc
-		}
-	}
-	k := len(t.entries)
-	if k == 0 || t.counter == nil || k > len(c.view) || !slices.Equal(c.view[:k], t.entries) {
-		k = 0
-		t.entries, t.pre, t.straddled, t.open, t.last = t.entries[:0], append(t.pre[:0], 0), t.straddled[:0], map[string][]int{}, map[string]int{}
-		t.signedRun = 0
-	}
-	for i := k; i < len(c.view); i++ {
-		mi := c.view[i]
-		m := &c.log.msg(mi).msg
-		t.entries = append(t.entries, mi)
-		t.pre = append(t.pre, t.pre[i]+int64(c.count(tc, mi)))
-		t.straddled = append(t.straddled, false)
-		if m.Role == RoleTool {
-			// It answers the last call of its ID still unanswered (so that
-			// an old call no result answered, whose ID a later turn's call
-			// reuses, holds no cut), or, a second result, the last call of
-			// its ID: either way the two stay on one side of a cut.
-			p, ok := t.last[m.ToolCallID]
-			if q := t.open[m.ToolCallID]; len(q) > 0 {
-				p, ok, t.open[m.ToolCallID] = q[len(q)-1], true, q[:len(q)-1]
-			}
-			for j := p + 1; ok && j <= i; j++ { // cuts between the call and this result
-				t.straddled[j] = true
-			}
-		}
-		for _, call := range m.ToolCalls {
-			t.open[call.ID] = append(t.open[call.ID], i)
-			t.last[call.ID] = i
-		}
-		// Signed thinking goes with the calls after it, through the
-		// assistant messages without calls between them: no cut there.
-		switch {
-		case m.Role == RoleAssistant && len(m.ToolCalls) == 0:
-			if t.signedRun == 0 && signedThinking(m) {
-				t.signedRun = i + 1
-			}
-		case m.Role == RoleAssistant && t.signedRun > 0:
-			for j := t.signedRun; j <= i; j++ {
-				t.straddled[j] = true
-			}
-			t.signedRun = 0
-		default:
-			t.signedRun = 0
-		}
-	}
-	if t.counter == nil { // not kept: a counter that cannot be compared
-		defer func() { c.tokens = tokenCache{} }()
-		cp := *t
-		return &cp
-	}
-	return t
+	return f
 }
 
 // cut is where a compaction of the view goes, in positions of c.view: the
@@ -312,136 +177,118 @@ type cut struct {
 	after  int
 }
 
-// planner is one planning of c's view.
-type planner struct {
-	c        *Context
-	t        *tokenCache
-	o        *compactConfig
+// compaction is one call of [Context.PlanCompaction], [Context.Compact] or
+// [Context.ViewWithin] on c, with everything the call reads:
+//
+//   - its compactConfig, filled once by newCompaction (a nil counter is
+//     ApproxCounter, keepTurns is at least 1, the reserves are within
+//     [0, maxTokens]): Compact plans and summarizes from the one it made;
+//   - the token cache it counts through: the context's when the cache is
+//     bound to the call's counter ([tokenCache.bind]), one of the call's
+//     own otherwise;
+//   - what it found of the view ([compaction.survey]): the cut index, the
+//     cost, the leading system messages, the active turn, the calls still
+//     running.
+//
+// It lives as long as the call. What outlives it is the context's token
+// cache, the one piece of compaction state a Context holds (Clone resets it
+// whole), and the plan, which carries what [Context.ApplyCompaction] needs
+// of the call (the budget, the reserves, the counter) with it.
+type compaction struct {
+	compactConfig
+	c     *Context
+	cache *tokenCache // c.tokens when bound to the counter, a cache of the call's own otherwise
+	cuts  *cutIndex   // the cache's index of the view
+
+	prunes []prune // the tool results over the limit, by position (see planPrunes)
+	saved  []int   // saved[j]: the tokens prunes[:j] save
+
 	overlay  int // the tokens the overlay adds to the view
 	total    int // the view's tokens, overlay included
 	lead     int // the leading system messages kept
 	active   int // where the active turn starts
-	lastUser int // the last user message, -1 for none
 	end      int // no cut goes past it: where the calls whose results are still to come start
 	headJoin int // the token a range that starts the view keeps for the overlay's join to its summary
 }
 
-func (c *Context) planner(o *compactConfig) *planner {
-	t := c.index(o.counter)
-	p := &planner{c: c, t: t, o: o}
+// newCompaction starts a call of compaction on c with opts: it fills the
+// options, binds the token cache to the counter, and reads the view.
+func newCompaction(c *Context, opts []CompactOption) *compaction {
+	c.ready()
+	k := &compaction{c: c, compactConfig: compactConfig{counter: ApproxCounter{}, keepTurns: 1, summaryReserve: DefaultSummaryReserve}}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&k.compactConfig)
+		}
+	}
+	if k.counter == nil {
+		k.counter = ApproxCounter{}
+	}
+	k.keepTurns = max(k.keepTurns, 1)
+	k.reserve, k.summaryReserve = min(max(k.reserve, 0), maxTokens), min(max(k.summaryReserve, 0), maxTokens)
+	k.target, k.resultLimit = min(max(k.target, 0), maxTokens), min(max(k.resultLimit, 0), maxTokens)
+	k.cache = &c.tokens
+	if !c.tokens.bind(k.counter) {
+		k.cache = &tokenCache{}
+	}
+	k.survey()
+	return k
+}
+
+// count returns what the counter counts of m.
+func (k *compaction) count(m Message) int { return countTokens(k.counter, m) }
+
+// countAt returns what the counter counts of log message mi, through the cache.
+func (k *compaction) countAt(mi int64) int { return k.cache.count(k.counter, mi, &k.c.log.msg(mi).msg) }
+
+// survey reads what planning needs of the view: its index, its cost, the
+// leading system messages, the active turn and the calls it ends with.
+func (k *compaction) survey() {
+	c := k.c
+	k.cuts = k.index()
 	switch c.leadMode {
 	case leadSynthetic:
-		p.overlay = tokens(o.counter, c.lead)
+		k.overlay = k.count(c.lead)
 	case leadOverlaid:
-		p.overlay = tokens(o.counter, c.lead) - c.count(o.counter, c.view[0])
+		k.overlay = k.count(c.lead) - k.countAt(c.view[0])
+		k.headJoin = 1 // a counter's rounding of the overlay joined to another message
 	}
 	n := len(c.view)
-	p.total = int(t.pre[n]) + p.overlay
+	k.total = int(k.cuts.pre[n]) + k.overlay
 	// The leading system messages, but for the summary of an earlier
 	// compaction (marked with MetadataSummary), which a new one takes into
 	// its range, so that summaries do not pile up.
-	for p.lead < n {
-		m := &c.log.msg(c.view[p.lead]).msg
+	for k.lead < n {
+		m := &c.log.msg(c.view[k.lead]).msg
 		if m.Role != RoleSystem || m.Metadata[MetadataSummary] == true {
 			break
 		}
-		p.lead++
+		k.lead++
 	}
-	p.active, p.lastUser = p.lead, -1
-	for i, users := n-1, 0; i >= p.lead; i-- {
+	k.active = k.lead
+	for i, users := n-1, 0; i >= k.lead; i-- {
 		if c.log.msg(c.view[i]).msg.Role == RoleUser {
-			if p.lastUser < 0 {
-				p.lastUser = i
-			}
-			if users++; users == o.keepTurns {
-				p.active = i
+			if users++; users == k.keepTurns {
+				k.active = i
 				break
 			}
 		}
 	}
-	// The view may end with calls whose results are still to come (tools
-	// running): a range that took them would leave those results without
-	// their call. A call no result answers earlier on is dangling.
-	// The last group is the calls and results the view ends with (calls
-	// may span several assistant messages): its first message with a call
-	// still open bounds the cuts.
-	p.end = n
-	for j := n - 1; j >= p.lead; j-- {
-		m := &c.log.msg(c.view[j]).msg
-		if m.Role == RoleTool {
-			continue
-		}
-		if m.Role != RoleAssistant || len(m.ToolCalls) == 0 {
-			break
-		}
-		if slices.ContainsFunc(m.ToolCalls, func(tc ToolCall) bool { return slices.Contains(t.open[tc.ID], j) }) {
-			p.end = j
-		}
-	}
-	if c.leadMode == leadOverlaid {
-		p.headJoin = 1 // a counter's rounding of the overlay joined to another message
-	}
-	return p
+	k.end = k.pendingCalls()
 }
 
-// safe reports whether the view may be cut at position i, keeping
-// c.view[i:]: no call before i has a result at or after i, and the message
-// at i is not a tool message, which would follow the summary without its
-// call; nor does a cut separate signed thinking in assistant messages of
-// its own from the calls that follow them. A call no result answers
-// (dangling) holds nothing; a result answers the last call of its ID
-// before it that no result answered, or, a second result, the last call of
-// its ID before it. A cut past calls whose results are still to come (the
-// view ends with them) is not safe either: see planner.end.
-func (p *planner) safe(i int) bool {
-	if i == len(p.c.view) {
-		return true
-	}
-	m := &p.c.log.msg(p.c.view[i]).msg
-	return !p.t.straddled[i] && m.Role != RoleTool
-}
-
-// signedThinking reports whether m is an assistant message of signed
-// thinking and no calls: the thinking of the calls that follow it, which a
-// provider wants with them.
-func signedThinking(m *Message) bool {
-	if m.Role != RoleAssistant || len(m.ToolCalls) > 0 {
-		return false
-	}
-	for _, p := range m.Parts {
-		if p.Type == PartThinking && signed(p.Options) {
-			return true
-		}
-	}
-	return false
-}
-
-// signatureKeys are the Options keys under which the provider adapters keep
-// what makes thinking signed: Anthropic's signature and redacted data,
-// Gemini's thought signature, OpenAI's encrypted reasoning.
-var signatureKeys = [...]string{"signature", "redacted_data", "thought_signature", "encrypted_content"}
-
-// signed reports whether opts holds a signature under one of signatureKeys.
-func signed(opts map[string]any) bool {
-	for _, k := range signatureKeys {
-		if s, _ := opts[k].(string); s != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// after returns the tokens of the view with [lo, hi) replaced by a summary.
-func (p *planner) after(lo, hi int) int {
-	n := len(p.c.view)
-	return p.overlay + p.join(lo) + int(p.t.pre[lo]) + p.o.summaryReserve + int(p.t.pre[n]-p.t.pre[hi]) + p.o.reserve
+// after returns the tokens of the view with [lo, hi) replaced by a summary
+// and the tool results outside it pruned.
+func (k *compaction) after(lo, hi int) int {
+	pre := k.cuts.pre
+	return k.overlay + k.join(lo) + int(pre[lo]) + k.summaryReserve + int(pre[len(pre)-1]-pre[hi]) + k.reserve - k.savedBy(lo, hi)
 }
 
 // join returns the token a range from lo keeps for the overlay's join to
 // its summary: only a range that starts the view has one.
-func (p *planner) join(lo int) int {
+func (k *compaction) join(lo int) int {
 	if lo == 0 {
-		return p.headJoin
+		return k.headJoin
 	}
 	return 0
 }
@@ -449,143 +296,253 @@ func (p *planner) join(lo int) int {
 // fit returns the smallest safe cut hi in (lo, end] whose replacement of
 // [lo, hi) fits budget: the first hi whose prefix is long enough, found by
 // a binary search, then the first safe one from there.
-func (p *planner) fit(lo, end, budget int) (cut, bool) {
+func (k *compaction) fit(lo, end, budget int) (cut, bool) {
 	if lo >= end {
 		return cut{}, false
 	}
-	start := lo + 1 + sort.Search(end-lo, func(k int) bool { return p.after(lo, lo+1+k) <= budget })
+	start := lo + 1 + sort.Search(end-lo, func(i int) bool { return k.after(lo, lo+1+i) <= budget })
 	for hi := start; hi <= end; hi++ {
-		if p.safe(hi) {
-			return cut{lo, hi, p.after(lo, hi)}, true
+		if k.safe(hi) {
+			return cut{lo, hi, k.after(lo, hi)}, true
 		}
 	}
 	return cut{}, false
 }
 
-// plan finds the cut that fits budget: the leading system messages and the
-// suffix from the smallest safe cut that fits kept, before the active turn,
-// or, with o.split, inside it between its user messages (or, in a run
-// without one, anywhere after the leading system messages). ok is false when
-// nothing fits; then fallback is the cut of the smallest valid view (the
-// last safe cut at or before the active turn; lo == hi when nothing can be
-// dropped).
-func (p *planner) plan(budget int) (best cut, ok bool, fallback cut) {
-	if best, ok = p.fit(p.lead, min(p.active, p.end), budget); ok {
+// search finds the cut that fits budget: the leading system messages and
+// the suffix from the smallest safe cut that fits kept, before the active
+// turn, or, with split, inside it between its user messages (or, in a run
+// without one, anywhere after the leading system messages). ok is false
+// when nothing fits; then fallback is the cut of the smallest valid view
+// (the last safe cut at or before the active turn; lo == hi when nothing
+// can be dropped).
+func (k *compaction) search(budget int) (best cut, ok bool, fallback cut) {
+	if best, ok = k.fit(k.lead, min(k.active, k.end), budget); ok {
 		return best, true, best
 	}
-	if p.o.split {
+	if k.split {
 		// Inside the kept turns, keeping every user message: the segments
 		// between them, the oldest first (the first from the active turn's
 		// start when that is not a user message, as in a run without one),
-		// each from its first safe place, none past p.end.
-		lo := p.active
-		for i := p.active; i <= p.end; i++ {
-			if i < p.end && p.c.log.msg(p.c.view[i]).msg.Role != RoleUser {
+		// each from its first safe place, none past k.end.
+		lo := k.active
+		for i := k.active; i <= k.end; i++ {
+			if i < k.end && k.c.log.msg(k.c.view[i]).msg.Role != RoleUser {
 				continue
 			}
-			for lo < i && !p.safe(lo) {
+			for lo < i && !k.safe(lo) {
 				lo++
 			}
 			if lo < i {
-				if best, ok = p.fit(lo, i, budget); ok {
+				if best, ok = k.fit(lo, i, budget); ok {
 					return best, true, best
 				}
 			}
 			lo = i + 1
 		}
 	}
-	fallback = cut{p.lead, p.lead, p.total + p.o.reserve}
-	for hi := min(p.active, p.end); hi > p.lead; hi-- {
-		if p.safe(hi) {
-			fallback = cut{p.lead, hi, p.after(p.lead, hi)}
+	fallback = cut{k.lead, k.lead, k.total + k.reserve - k.savedBy(k.lead, k.lead)}
+	for hi := min(k.active, k.end); hi > k.lead; hi-- {
+		if k.safe(hi) {
+			fallback = cut{k.lead, hi, k.after(k.lead, hi)}
 			break
 		}
 	}
 	return cut{}, false, fallback
 }
 
-// PlanCompaction plans the compaction of the view into budget tokens: the
-// range whose replacement by one summary brings the view, as counted by the
-// counter (overlay included), plus [WithReserve], within budget, leaving
-// [WithSummaryReserve] for the summary. It changes nothing. The leading
-// system messages are kept (but for the summary of an earlier compaction,
-// which a new one takes into its range, so that the summarizer sees it and
-// summaries do not pile up), and the active turn (from the last user
-// message on, or the last [WithKeepTurns] user turns) unless
-// [WithSplitActiveTurn]; the range is the smallest that fits, and never
-// separates a tool call from its results, however they are spread. A view
-// that fits already gets a plan with an empty Dropped, which changes
-// nothing when applied. When nothing fits, it returns an error wrapping
-// [ErrOverBudget], and a plan whose TokensBefore says what the view costs.
-func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan, error) {
-	c.ready()
-	o := compactOptions(opts)
-	pl := c.planner(&o)
-	p := CompactPlan{TokensBefore: pl.total, TokensAfter: pl.total, budget: budget, reserve: o.reserve, sumRes: o.summaryReserve, counter: o.counter}
-	if pl.total+o.reserve <= budget {
-		p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
+// goals returns what a view over budget is compacted to fit: the target,
+// then, when that cannot be met, the budget (n is 1 without a target below
+// the budget).
+func (k *compaction) goals(budget int) (goals [2]int, n int) {
+	if k.target > 0 && k.target < budget {
+		return [2]int{k.target, budget}, 2
+	}
+	return [2]int{budget}, 1
+}
+
+// plan makes the plan of the call's compaction into budget.
+func (k *compaction) plan(budget int) (CompactPlan, error) {
+	c := k.c
+	p := CompactPlan{TokensBefore: k.total, TokensAfter: k.total, budget: budget, reserve: k.reserve, summaryReserve: k.summaryReserve, counter: k.counter}
+	if k.total+k.reserve <= budget {
+		p.made = p.fields()
 		return p, nil
 	}
-	best, ok, _ := pl.plan(budget)
+	k.planPrunes()
+	best, ok := k.choose(budget)
 	if !ok {
-		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: what must be kept does not fit: %w", pl.total, o.reserve, budget, ErrOverBudget)
+		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: %w", k.total, k.reserve, budget, k.overBudget())
 	}
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
+	off := c.overlayOffset()
+	p.TokensAfter, p.log = best.after-k.reserve, c.log.id
+	j := 0 // the prunes before the range go with the plan, those in it with Dropped
+	for ; j < len(k.prunes) && k.prunes[j].pos < best.lo; j++ {
+		p.prunes = append(p.prunes, k.prunes[j])
 	}
-	p.First, p.Last, p.TokensAfter = best.lo+off, best.hi-1+off, best.after-o.reserve
-	p.Dropped = make([]Message, 0, best.hi-best.lo)
-	for i := best.lo; i < best.hi; i++ { // as stored: the overlay is no message's
-		p.Dropped = append(p.Dropped, c.log.msg(c.view[i]).msg.clone())
+	if best.hi > best.lo {
+		p.First, p.Last = best.lo+off, best.hi-1+off
+		p.Dropped = make([]Message, 0, best.hi-best.lo)
+		for i := best.lo; i < best.hi; i++ { // as stored (the overlay is no message's), tool results as pruned
+			m := &c.log.msg(c.view[i]).msg
+			if j < len(k.prunes) && k.prunes[j].pos == i {
+				m, j = &k.prunes[j].msg, j+1
+			}
+			p.Dropped = append(p.Dropped, m.clone())
+		}
+		p.entries, p.prefix, p.next = slices.Clone(c.view[best.lo:best.hi]), slices.Clone(c.view[:best.lo]), -1
+		if best.hi < len(c.view) {
+			p.next = c.view[best.hi]
+		}
+		p.overlayTokens, p.overlayText, p.headJoin = k.overlay, c.overlay, k.join(best.lo)
 	}
-	p.entries = slices.Clone(c.view[best.lo:best.hi])
-	p.orig = [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter}
-	p.dropped0 = &p.Dropped[0]
-	p.log, p.prefix, p.next, p.overlay, p.overlayT = c.log.id, slices.Clone(c.view[:best.lo]), -1, pl.overlay, c.overlay
-	p.join = pl.join(best.lo)
-	if best.hi < len(c.view) {
-		p.next = c.view[best.hi]
+	p.prunes = append(p.prunes, k.prunes[j:]...)
+	for _, pr := range p.prunes {
+		p.Pruned = append(p.Pruned, pr.pos+off)
 	}
+	p.made = p.fields()
 	return p, nil
+}
+
+// choose returns the cut that compacts a view over budget: for each goal,
+// none (lo == hi) when pruning alone brings the view within it, or the
+// smallest range that does.
+func (k *compaction) choose(budget int) (cut, bool) {
+	goals, n := k.goals(budget)
+	pruned := k.total + k.reserve - k.savedBy(0, 0)
+	for _, goal := range goals[:n] {
+		if len(k.prunes) > 0 && pruned <= goal {
+			return cut{after: pruned}, true
+		}
+		if best, ok, _ := k.search(goal); ok {
+			return best, true
+		}
+	}
+	return cut{}, false
+}
+
+// overBudget returns the error of a view whose smallest valid view (see
+// search) does not fit: it names the largest message that must be kept,
+// its view index, role and count, and what may help, and wraps
+// [ErrOverBudget].
+func (k *compaction) overBudget() error {
+	c := k.c
+	_, _, keep := k.search(0)
+	largest, most := -1, -1
+	for _, r := range [2][2]int{{0, k.lead}, {max(keep.hi, k.lead), len(c.view)}} {
+		for i := r[0]; i < r[1]; i++ {
+			if n := int(k.cuts.pre[i+1]-k.cuts.pre[i]) - (k.savedBefore(i+1) - k.savedBefore(i)); n > most { // its count, pruned
+				largest, most = i, n
+			}
+		}
+	}
+	if largest < 0 {
+		return fmt.Errorf("what must be kept does not fit (a larger budget would help): %w", ErrOverBudget)
+	}
+	m := &c.log.msg(c.view[largest]).msg
+	help := "a larger budget"
+	if !k.split && largest >= k.active {
+		help = "WithSplitActiveTurn(true) or " + help
+	}
+	if m.Role == RoleTool && k.resultLimit == 0 {
+		help = "WithToolResultLimit, " + help
+	}
+	return fmt.Errorf("what must be kept does not fit: the largest of it is message %d (%s, %d tokens); %s may help: %w",
+		largest+c.overlayOffset(), m.Role, most, help, ErrOverBudget)
+}
+
+// overlayOffset returns 1 when the overlay is a message of its own at the
+// head of the view, which the log does not hold, and 0 otherwise: view
+// index i is position i-overlayOffset of c.view.
+func (c *Context) overlayOffset() int {
+	if c.leadMode == leadSynthetic {
+		return 1
+	}
+	return 0
+}
+
+// PlanCompaction plans the compaction of the view into budget tokens: the
+// range whose replacement by one summary brings the view, as counted by the
+// counter (overlay included), plus [WithReserve], within budget (or within
+// [WithTarget]), leaving [WithSummaryReserve] for the summary, and with
+// [WithToolResultLimit] the tool results it shortens (its Pruned; a plan
+// that pruning alone makes fit drops nothing). It changes nothing. The
+// leading system messages are kept (but for the summary of an earlier
+// compaction, which a new one takes into its range, so that the summarizer
+// sees it and summaries do not pile up), and the active turn (from the last
+// user message on, or the last [WithKeepTurns] user turns) unless
+// [WithSplitActiveTurn]; the range is the smallest that fits, and never
+// separates a tool call from its results, however they are spread. A view
+// that fits already gets a plan with an empty Dropped and Pruned, which
+// changes nothing when applied. When nothing fits, it returns an error
+// wrapping [ErrOverBudget], and a plan whose TokensBefore says what the view
+// costs.
+func (c *Context) PlanCompaction(budget int, opts ...CompactOption) (CompactPlan, error) {
+	return newCompaction(c, opts).plan(budget)
 }
 
 // ApplyCompaction replaces the plan's range with summary: one
 // [Context.ReplaceMessageRange], so the originals stay in the log and the
-// summary takes the first one's time. Messages added since the plan was
-// made stay. A plan whose range no longer holds the same messages (one of
-// them replaced, or the range moved), or whose fields were changed, is an
-// error wrapping [ErrConflict]; a summary that is empty, a tool message or
-// carries tool calls, one wrapping [ErrInvalidMessage]; a view as planned
-// that, with the summary as counted, does not fit the plan's budget, one
-// wrapping [ErrOverBudget] (what was added or changed after the range
-// since the plan is the next plan's to count: a summarizer that is slow
-// does not make its work void). On error nothing changes. A plan with nothing dropped
-// (the view fit) changes nothing.
+// summary takes the first one's time; then it shortens the tool results of
+// the plan's Pruned, each by one [Context.ReplaceMessage]. Messages added
+// since the plan was made stay. A plan whose range no longer holds the same
+// messages (one of them replaced, or the range moved), whose tool results
+// to prune moved, or whose fields were changed, is an error wrapping
+// [ErrConflict]; a summary that is empty, a tool message or carries tool
+// calls, one wrapping [ErrInvalidMessage]; a view as planned that, with the
+// summary as counted, does not fit the plan's budget, one wrapping
+// [ErrOverBudget] (what was added or changed after the range since the plan
+// is the next plan's to count: a summarizer that is slow does not make its
+// work void). On error nothing changes. A plan with nothing dropped only
+// prunes, and summary is not read; one with nothing dropped or pruned (the
+// view fit) changes nothing.
 func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	c.ready()
-	if p.orig != [4]int{p.First, p.Last, p.TokensBefore, p.TokensAfter} || len(p.Dropped) != len(p.entries) ||
-		(len(p.Dropped) > 0 && &p.Dropped[0] != p.dropped0) {
+	switch {
+	case p.fields() != p.made:
 		return fmt.Errorf("nous: apply compaction: the plan was changed: %w", ErrConflict)
-	}
-	if len(p.entries) == 0 {
+	case len(p.entries) == 0 && len(p.prunes) == 0:
 		return nil
+	case p.log != c.log.id:
+		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
 	}
+	for _, pr := range p.prunes {
+		if pr.pos >= len(c.view) || c.view[pr.pos] != pr.entry {
+			return fmt.Errorf("nous: apply compaction: message %d is not the tool result planned: %w", pr.pos+c.overlayOffset(), ErrConflict)
+		}
+	}
+	if len(p.entries) > 0 {
+		if err := c.replaceRange(&p, summary); err != nil {
+			return err
+		}
+	}
+	for _, pr := range p.prunes {
+		at := pr.pos + c.overlayOffset()
+		if len(p.entries) > 0 && at > p.Last {
+			at -= len(p.entries) - 1 // after the range, which is one message now
+		}
+		// It cannot fail: a tool result in place of one answering the same
+		// call breaks no pairing, and it was checked when planned.
+		if err := c.ReplaceMessage(at, pr.msg); err != nil {
+			return fmt.Errorf("nous: apply compaction: prune message %d: %w", at, err)
+		}
+	}
+	return nil
+}
+
+// replaceRange checks that the view still holds p's range as planned and
+// that it fits p's budget with summary in place of the summary reserve,
+// and replaces the range with summary. On error nothing changes.
+func (c *Context) replaceRange(p *CompactPlan, summary Message) error {
 	if err := checkSummary(&summary); err != nil {
 		return fmt.Errorf("nous: apply compaction: %w", err)
 	}
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
-	}
+	off := c.overlayOffset()
 	lo, hi := p.First-off, p.Last+1-off
-	switch {
-	case p.log != c.log.id:
-		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
-	case lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
+	if lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
 		!slices.Equal(c.view[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view) || c.view[hi] != p.next)) ||
 		(p.next < 0 && hi < len(c.view) && c.log.msg(c.view[hi]).msg.Role == RoleTool) || // a result of a call in the range
-		c.overlay != p.overlayT:
+		c.overlay != p.overlayText {
 		return fmt.Errorf("nous: apply compaction of %d..%d: the view is not the one planned: %w", p.First, p.Last, ErrConflict)
 	}
 	summary = summary.clone()
@@ -597,15 +554,15 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 	// and the overlay as it will show (joined to the summary, or on its own,
 	// when the range starts the log): messages added or changed after the
 	// range since are the next turn's, which a later plan counts.
-	overlay := p.overlay
+	overlay := p.overlayTokens
 	if lo == 0 && c.overlay != "" {
 		if summary.Role == RoleSystem {
-			overlay = tokens(p.counter, withOverlay(summary, c.overlay)) - tokens(p.counter, summary)
+			overlay = countTokens(p.counter, withOverlay(summary, c.overlay)) - countTokens(p.counter, summary)
 		} else {
-			overlay = tokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
+			overlay = countTokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
 		}
 	}
-	if after := p.TokensAfter - p.sumRes - p.overlay - p.join + overlay + tokens(p.counter, summary) + p.reserve; after > p.budget {
+	if after := p.TokensAfter - p.summaryReserve - p.overlayTokens - p.headJoin + overlay + countTokens(p.counter, summary) + p.reserve; after > p.budget {
 		return fmt.Errorf("nous: apply compaction: with the summary the view costs %d tokens (with the reserve), over the budget of %d: %w", after, p.budget, ErrOverBudget)
 	}
 	return c.ReplaceMessageRange(p.First, p.Last, summary)
@@ -642,93 +599,26 @@ func marker(n int) Message {
 // the [WithSummarizer] summarizer (or a marker without one), and applies
 // it: [Context.PlanCompaction], then [Summarizer.Summarize] with its own
 // copy of the range, then [Context.ApplyCompaction]. It returns the plan. A
-// view that fits is left alone and the summarizer is not called. A
+// view that fits is left alone, and the summarizer is called only for a
+// plan that drops a range (one that pruning alone makes fit only prunes). A
 // summarizer that fails, or whose summary is refused, changes nothing; its
 // error is wrapped. The summarizer runs on the caller's goroutine; to run
 // it elsewhere, plan and apply apart.
 func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption) (CompactPlan, error) {
-	p, err := c.PlanCompaction(budget, opts...)
-	if err != nil || len(p.Dropped) == 0 {
+	k := newCompaction(c, opts)
+	p, err := k.plan(budget)
+	if err != nil || len(p.Dropped) == 0 && len(p.Pruned) == 0 {
 		return p, err
 	}
-	o := compactOptions(opts)
 	summary := marker(len(p.Dropped))
-	if o.summarizer != nil {
+	if k.summarizer != nil && len(p.Dropped) > 0 {
 		dropped := make([]Message, len(p.Dropped))
 		for i := range p.Dropped {
 			dropped[i] = p.Dropped[i].clone()
 		}
-		if summary, err = o.summarizer.Summarize(ctx, dropped); err != nil {
+		if summary, err = k.summarizer.Summarize(ctx, dropped); err != nil {
 			return p, fmt.Errorf("nous: compact: summarize %d messages: %w", len(dropped), err)
 		}
 	}
 	return p, c.ApplyCompaction(p, summary)
-}
-
-// ViewWithin returns the view compacted into budget tokens, a marker,
-// "[N earlier messages omitted]", in place of the range a plan would
-// replace, without changing the context or calling a summarizer; the
-// messages are the caller's copies. When nothing fits it returns an error
-// wrapping [ErrOverBudget] and the smallest valid view: the leading system
-// messages, a marker, and everything from the last safe cut at or before
-// the active turn (the view itself when nothing can be dropped).
-func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, error) {
-	c.ready()
-	o := compactOptions(opts)
-	o.summaryReserve = tokens(o.counter, marker(1)) // each cut's own marker is counted below
-	pl := c.planner(&o)
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
-	}
-	view := func(k cut) []Message {
-		out := make([]Message, 0, off+len(c.view)-(k.hi-k.lo)+1)
-		for i, m := range c.All() {
-			switch at := i - off; {
-			case at == k.lo && k.hi > k.lo:
-				mk := marker(k.hi - k.lo)
-				mk.CreatedAt = m.CreatedAt
-				if k.lo == 0 && c.leadMode == leadOverlaid {
-					mk = withOverlay(mk, c.overlay) // as the overlay joins a summary there
-				}
-				out = append(out, mk)
-			case at >= k.lo && at < k.hi:
-			default:
-				out = append(out, m.clone())
-			}
-		}
-		return out
-	}
-	if pl.total+o.reserve <= budget {
-		return view(cut{}), nil
-	}
-	// A plan prices the marker of one omitted message, and the overlay as
-	// it shows on the head it has now: the real marker, and the overlay on
-	// it when it takes the head's place, are counted, and a tighter plan
-	// made while they miss.
-	fits := func(k cut) bool {
-		mk := marker(k.hi - k.lo)
-		cost := tokens(o.counter, mk) + pl.overlay
-		if k.lo == 0 && c.leadMode == leadOverlaid {
-			cost = tokens(o.counter, withOverlay(mk, c.overlay))
-		}
-		return k.after-o.summaryReserve-pl.overlay-pl.join(k.lo)+cost <= budget
-	}
-	var fallback cut
-	for b := budget; ; b-- {
-		best, ok, fb := pl.plan(b)
-		if b == budget {
-			fallback = fb
-		}
-		if !ok || b < budget-8 {
-			break
-		}
-		if fits(best) {
-			return view(best), nil
-		}
-	}
-	if fallback.hi > fallback.lo && fits(fallback) { // planned with more than its real marker, it fits
-		return view(fallback), nil
-	}
-	return view(fallback), fmt.Errorf("nous: view within %d tokens: what must be kept does not fit: %w", budget, ErrOverBudget)
 }

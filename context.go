@@ -111,7 +111,7 @@ type Context struct {
 
 	synced syncPoint // the store's head and state as c last saw them
 
-	tokens tokenCache // what a token counter counted of the log's messages
+	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
 	log        eventLog
 	view       []int64 // the view's messages: indices in log.msgs

@@ -1,0 +1,97 @@
+package nous_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nous-go/nous"
+)
+
+// An earlier summary at the head of the view is taken into the next
+// compaction's range: the summarizer sees it, and summaries do not pile up.
+func TestCompactRollingSummary(t *testing.T) {
+	c := turns(t, 12)
+	var got [][]nous.Message
+	s := nous.SummarizerFunc(func(_ context.Context, d []nous.Message) (nous.Message, error) {
+		got = append(got, d)
+		return nous.SystemMessage(fmt.Sprintf("summary %d", len(got))), nil
+	})
+	for range 3 {
+		_, err := c.Compact(context.Background(), count(c)*3/4, nous.WithSummarizer(s), nous.WithSummaryReserve(10))
+		mustDo(t, err)
+	}
+	v := view(c)
+	if v[1].Content != "summary 3" || v[2].Role == nous.RoleSystem {
+		t.Fatalf("the view starts %q, %q, %q: summaries piled up", v[0].Content, v[1].Content, v[2].Content)
+	}
+	if len(got) != 3 || got[1][0].Content != "summary 1" || got[2][0].Content != "summary 2" {
+		t.Fatal("a compaction did not give the summarizer the earlier summary")
+	}
+}
+
+// C7: summaries do not pile up after JSON round trips either: the mark of
+// an earlier summary is stored with it.
+func TestCompactRollingSummaryAfterRoundTrip(t *testing.T) {
+	c := turns(t, 12)
+	s := nous.SummarizerFunc(func(context.Context, []nous.Message) (nous.Message, error) { return nous.SystemMessage("summary"), nil })
+	for range 3 {
+		_, err := c.Compact(context.Background(), count(c)*3/4, nous.WithSummarizer(s), nous.WithSummaryReserve(10))
+		mustDo(t, err)
+		e, err := nous.DeserializeWithLogger(serialized(t, c), quietLog)
+		mustDo(t, err)
+		c = e
+	}
+	v := view(c)
+	if v[2].Role == nous.RoleSystem {
+		t.Fatalf("summaries piled up after round trips: %v", roles(v))
+	}
+}
+
+// C5: the summarizer gets the stored messages of the range: an earlier
+// summary at the head comes without the overlay joined to it in the view,
+// so that a rolling summary never writes the overlay, which is
+// configuration, into the log.
+func TestCompactSummarizerGetsStoredMessages(t *testing.T) {
+	c := contextOf(t, nous.UserMessage(words(30)), nous.AssistantMessage(words(30)), nous.UserMessage(words(30)), nous.AssistantMessage(words(30)), nous.UserMessage("q"))
+	c.SetSystemPromptOverlay("OVERLAY: today is Monday")
+	var got []nous.Message
+	rolling := nous.SummarizerFunc(func(_ context.Context, dropped []nous.Message) (nous.Message, error) {
+		got = dropped
+		if dropped[0].Role == nous.RoleSystem { // the previous summary, carried on
+			return nous.SystemMessage(dropped[0].Content + " + more"), nil
+		}
+		return nous.SystemMessage("summary"), nil
+	})
+	_, err := c.Compact(context.Background(), count(c)-20, nous.WithSummarizer(rolling), nous.WithSummaryReserve(20))
+	mustDo(t, err)
+	mustDo(t, c.AddMessages(nous.AssistantMessage(words(40)), nous.UserMessage(words(40)), nous.AssistantMessage("x"), nous.UserMessage("q2")))
+	p, err := c.Compact(context.Background(), count(c)-30, nous.WithSummarizer(rolling), nous.WithSummaryReserve(20))
+	mustDo(t, err)
+	if p.First != 0 {
+		t.Fatalf("setup: the range %d..%d does not start with the earlier summary", p.First, p.Last)
+	}
+	for _, m := range append(p.Dropped, got...) {
+		if strings.Contains(m.Content, "OVERLAY") {
+			t.Fatalf("the range handed out carries the overlay: %q", m.Content)
+		}
+	}
+	c.SetSystemPromptOverlay("")
+	if v := view(c); strings.Contains(v[0].Content, "OVERLAY") {
+		t.Fatalf("the overlay was written into the log: the view starts %q", v[0].Content)
+	}
+}
+
+// C2: the leading system messages are kept verbatim, also a system prompt
+// the owner edited with ReplaceMessage: a replacement, but no summary of a
+// compaction's.
+func TestCompactKeepsEditedSystemPrompt(t *testing.T) {
+	c := turns(t, 6)
+	mustDo(t, c.ReplaceMessage(0, nous.SystemMessage("You are a careful assistant. Updated rules.")))
+	_, err := c.Compact(context.Background(), count(c)/2, nous.WithSummaryReserve(10))
+	mustDo(t, err)
+	if v := view(c); v[0].Content != "You are a careful assistant. Updated rules." {
+		t.Fatalf("the system prompt was compacted: view starts %q", v[0].Content)
+	}
+}

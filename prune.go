@@ -1,0 +1,111 @@
+package nous
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"unicode/utf8"
+)
+
+// MetadataPruned is the Metadata key, set to true, that marks a tool
+// result a compaction shortened ([WithToolResultLimit]): its content is
+// the head and the tail of the original, which stays in the log, with a
+// marker between them saying how much was cut. A pruned result is never
+// pruned again.
+const MetadataPruned = "compaction_pruned"
+
+// WithToolResultLimit makes a compaction shorten, before it summarizes
+// anything, every tool result of the view (the active turn's too) that
+// counts over tokens: in place, by [Context.ReplaceMessage], into a tool
+// message answering the same call whose content is the head and the tail
+// of the original, as much of them as fits tokens, joined by a marker
+// saying how many bytes were cut; the original stays in the log. When that
+// alone brings the view within the budget (or [WithTarget]), nothing is
+// summarized. Only a view over the budget is pruned; a result marked with
+// [MetadataPruned] is not pruned again, nor one whose content is too short
+// to gain by it. tokens < 1 (the default): off.
+func WithToolResultLimit(tokens int) CompactOption {
+	return func(o *compactConfig) { o.resultLimit = tokens }
+}
+
+// prune is a tool result a plan shortens.
+type prune struct {
+	pos   int     // its position in c.view
+	entry int64   // the log message it is
+	msg   Message // what it is shortened to
+}
+
+// planPrunes finds the tool results of the view over the limit, and what
+// each is shortened to and saves: k.prunes, by position, and k.saved.
+func (k *compaction) planPrunes() {
+	k.prunes, k.saved = k.prunes[:0], k.saved[:0]
+	if k.resultLimit <= 0 {
+		return
+	}
+	k.saved = append(k.saved, 0)
+	c := k.c
+	for i, mi := range c.view {
+		m := &c.log.msg(mi).msg
+		if m.Role != RoleTool || m.Metadata[MetadataPruned] == true {
+			continue
+		}
+		n := k.countAt(mi)
+		if n <= k.resultLimit {
+			continue
+		}
+		short, ok := k.shorten(m)
+		if saved := n - k.count(short); ok && saved > 0 {
+			k.prunes = append(k.prunes, prune{pos: i, entry: mi, msg: short})
+			k.saved = append(k.saved, k.saved[len(k.saved)-1]+saved)
+		}
+	}
+}
+
+// savedBefore returns the tokens the prunes before position i save.
+func (k *compaction) savedBefore(i int) int {
+	if len(k.prunes) == 0 {
+		return 0
+	}
+	return k.saved[sort.Search(len(k.prunes), func(j int) bool { return k.prunes[j].pos >= i })]
+}
+
+// savedBy returns the tokens the prunes outside the range [lo, hi) save.
+func (k *compaction) savedBy(lo, hi int) int {
+	if len(k.prunes) == 0 {
+		return 0
+	}
+	return k.savedBefore(lo) + k.saved[len(k.prunes)] - k.savedBefore(hi)
+}
+
+// shorten returns the tool result m with as much of the head and the tail
+// of its content as fits the limit, joined by the marker of what was cut
+// (the marker alone when nothing more fits), marked with [MetadataPruned];
+// ok is false when that is no shorter than m's content. m is not written.
+func (k *compaction) shorten(m *Message) (short Message, ok bool) {
+	text := m.Content
+	cut := func(keep int) Message {
+		s := *m // its maps are m's: counted, never written
+		head := keep / 2
+		for head > 0 && !utf8.RuneStart(text[head]) {
+			head--
+		}
+		tail := len(text) - (keep - head)
+		for tail < len(text) && !utf8.RuneStart(text[tail]) {
+			tail++
+		}
+		s.Content = text[:head] + fmt.Sprintf("\n[... %d of %d bytes cut ...]\n", tail-head, len(text)) + text[tail:]
+		return s
+	}
+	// The most kept whose count fits the limit: counts grow with what is kept.
+	keep := sort.Search(len(text), func(keep int) bool { return k.count(cut(keep+1)) > k.resultLimit })
+	short = cut(keep)
+	if len(short.Content) >= len(text) {
+		return Message{}, false
+	}
+	short.Metadata = maps.Clone(m.Metadata)
+	if short.Metadata == nil {
+		short.Metadata = map[string]any{}
+	}
+	short.Metadata[MetadataPruned] = true
+	return short, true
+}
