@@ -169,7 +169,7 @@ func (p *CompactPlan) fields() planFields {
 	return f
 }
 
-// cut is where a compaction of the view goes, in positions of c.view: the
+// cut is where a compaction of the view goes, in positions of c.view.entries: the
 // range [lo, hi) replaced, and the tokens of the view after it, the
 // overlay, the summary reserve and the reserve counted.
 type cut struct {
@@ -246,20 +246,20 @@ func (k *compaction) countAt(mi int64) int { return k.cache.count(k.counter, mi,
 func (k *compaction) survey() {
 	c := k.c
 	k.cuts = k.index()
-	switch c.leadMode {
+	switch c.view.leadMode {
 	case leadSynthetic:
-		k.overlay = k.count(c.lead)
+		k.overlay = k.count(c.view.lead)
 	case leadOverlaid:
-		k.overlay = k.count(c.lead) - k.countAt(c.view[0])
+		k.overlay = k.count(c.view.lead) - k.countAt(c.view.entries[0])
 		k.headJoin = 1 // a counter's rounding of the overlay joined to another message
 	}
-	n := len(c.view)
+	n := len(c.view.entries)
 	k.total = int(k.cuts.pre[n]) + k.overlay
 	// The leading system messages, but for the summary of an earlier
 	// compaction (marked with MetadataSummary), which a new one takes into
 	// its range, so that summaries do not pile up.
 	for k.lead < n {
-		m := &c.log.msg(c.view[k.lead]).msg
+		m := &c.log.msg(c.view.entries[k.lead]).msg
 		if m.Role != RoleSystem || m.Metadata[MetadataSummary] == true {
 			break
 		}
@@ -267,7 +267,7 @@ func (k *compaction) survey() {
 	}
 	k.active = k.lead
 	for i, users := n-1, 0; i >= k.lead; i-- {
-		if c.log.msg(c.view[i]).msg.Role == RoleUser {
+		if c.log.msg(c.view.entries[i]).msg.Role == RoleUser {
 			if users++; users == k.keepTurns {
 				k.active = i
 				break
@@ -327,7 +327,7 @@ func (k *compaction) search(budget int) (best cut, ok bool, fallback cut) {
 		// each from its first safe place, none past k.end.
 		lo := k.active
 		for i := k.active; i <= k.end; i++ {
-			if i < k.end && k.c.log.msg(k.c.view[i]).msg.Role != RoleUser {
+			if i < k.end && k.c.log.msg(k.c.view.entries[i]).msg.Role != RoleUser {
 				continue
 			}
 			for lo < i && !k.safe(lo) {
@@ -384,17 +384,17 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 		p.First, p.Last = best.lo+off, best.hi-1+off
 		p.Dropped = make([]Message, 0, best.hi-best.lo)
 		for i := best.lo; i < best.hi; i++ { // as stored (the overlay is no message's), tool results as pruned
-			m := &c.log.msg(c.view[i]).msg
+			m := &c.log.msg(c.view.entries[i]).msg
 			if j < len(k.prunes) && k.prunes[j].pos == i {
 				m, j = &k.prunes[j].msg, j+1
 			}
 			p.Dropped = append(p.Dropped, m.clone())
 		}
-		p.entries, p.prefix, p.next = slices.Clone(c.view[best.lo:best.hi]), slices.Clone(c.view[:best.lo]), -1
-		if best.hi < len(c.view) {
-			p.next = c.view[best.hi]
+		p.entries, p.prefix, p.next = slices.Clone(c.view.entries[best.lo:best.hi]), slices.Clone(c.view.entries[:best.lo]), -1
+		if best.hi < len(c.view.entries) {
+			p.next = c.view.entries[best.hi]
 		}
-		p.overlayTokens, p.overlayText, p.headJoin = k.overlay, c.overlay, k.join(best.lo)
+		p.overlayTokens, p.overlayText, p.headJoin = k.overlay, c.view.overlay, k.join(best.lo)
 	}
 	p.prunes = append(p.prunes, k.prunes[j:]...)
 	for _, pr := range p.prunes {
@@ -429,7 +429,7 @@ func (k *compaction) overBudget() error {
 	c := k.c
 	_, _, keep := k.search(0)
 	largest, most := -1, -1
-	for _, r := range [2][2]int{{0, k.lead}, {max(keep.hi, k.lead), len(c.view)}} {
+	for _, r := range [2][2]int{{0, k.lead}, {max(keep.hi, k.lead), len(c.view.entries)}} {
 		for i := r[0]; i < r[1]; i++ {
 			if n := int(k.cuts.pre[i+1]-k.cuts.pre[i]) - (k.savedBefore(i+1) - k.savedBefore(i)); n > most { // its count, pruned
 				largest, most = i, n
@@ -439,7 +439,7 @@ func (k *compaction) overBudget() error {
 	if largest < 0 {
 		return fmt.Errorf("what must be kept does not fit (a larger budget would help): %w", ErrOverBudget)
 	}
-	m := &c.log.msg(c.view[largest]).msg
+	m := &c.log.msg(c.view.entries[largest]).msg
 	help := "a larger budget"
 	if !k.split && largest >= k.active {
 		help = "WithSplitActiveTurn(true) or " + help
@@ -455,7 +455,7 @@ func (k *compaction) overBudget() error {
 // head of the view, which the log does not hold, and 0 otherwise: view
 // index i is position i-overlayOffset of c.view.
 func (c *Context) overlayOffset() int {
-	if c.leadMode == leadSynthetic {
+	if c.view.leadMode == leadSynthetic {
 		return 1
 	}
 	return 0
@@ -507,7 +507,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
 	}
 	for _, pr := range p.prunes {
-		if pr.pos >= len(c.view) || c.view[pr.pos] != pr.entry {
+		if pr.pos >= len(c.view.entries) || c.view.entries[pr.pos] != pr.entry {
 			return fmt.Errorf("nous: apply compaction: message %d is not the tool result planned: %w", pr.pos+c.overlayOffset(), ErrConflict)
 		}
 	}
@@ -539,10 +539,10 @@ func (c *Context) replaceRange(p *CompactPlan, summary Message) error {
 	}
 	off := c.overlayOffset()
 	lo, hi := p.First-off, p.Last+1-off
-	if lo < 0 || hi > len(c.view) || hi-lo != len(p.entries) || !slices.Equal(c.view[:lo], p.prefix) ||
-		!slices.Equal(c.view[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view) || c.view[hi] != p.next)) ||
-		(p.next < 0 && hi < len(c.view) && c.log.msg(c.view[hi]).msg.Role == RoleTool) || // a result of a call in the range
-		c.overlay != p.overlayText {
+	if lo < 0 || hi > len(c.view.entries) || hi-lo != len(p.entries) || !slices.Equal(c.view.entries[:lo], p.prefix) ||
+		!slices.Equal(c.view.entries[lo:hi], p.entries) || (p.next >= 0 && (hi == len(c.view.entries) || c.view.entries[hi] != p.next)) ||
+		(p.next < 0 && hi < len(c.view.entries) && c.log.msg(c.view.entries[hi]).msg.Role == RoleTool) || // a result of a call in the range
+		c.view.overlay != p.overlayText {
 		return fmt.Errorf("nous: apply compaction of %d..%d: the view is not the one planned: %w", p.First, p.Last, ErrConflict)
 	}
 	summary = summary.clone()
@@ -555,11 +555,11 @@ func (c *Context) replaceRange(p *CompactPlan, summary Message) error {
 	// when the range starts the log): messages added or changed after the
 	// range since are the next turn's, which a later plan counts.
 	overlay := p.overlayTokens
-	if lo == 0 && c.overlay != "" {
+	if lo == 0 && c.view.overlay != "" {
 		if summary.Role == RoleSystem {
-			overlay = countTokens(p.counter, withOverlay(summary, c.overlay)) - countTokens(p.counter, summary)
+			overlay = countTokens(p.counter, withOverlay(summary, c.view.overlay)) - countTokens(p.counter, summary)
 		} else {
-			overlay = countTokens(p.counter, Message{Role: RoleSystem, Content: c.overlay})
+			overlay = countTokens(p.counter, Message{Role: RoleSystem, Content: c.view.overlay})
 		}
 	}
 	if after := p.TokensAfter - p.summaryReserve - p.overlayTokens - p.headJoin + overlay + countTokens(p.counter, summary) + p.reserve; after > p.budget {

@@ -113,13 +113,8 @@ type Context struct {
 
 	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
-	log        eventLog
-	view       []int64 // the view's messages: indices in log.msgs
-	viewShared bool    // view's backing array is shared with a clone: copy before writing in place
-
-	overlay  string
-	lead     Message  // the first message as read, when the overlay changes it
-	leadMode leadMode // how the overlay shows in the view
+	log  eventLog
+	view view // the fold of log, as it is kept, and the overlay
 }
 
 // MessageOption configures one call of [Context.AddMessage].
@@ -213,8 +208,8 @@ func (c *Context) appendMessage(m Message, source string) {
 	if source != "" {
 		r.data = map[string]any{DataSource: source}
 	}
-	c.view = append(c.view, c.log.pushMessage(&r, &m))
-	if len(c.view) == 1 && c.overlay != "" {
+	c.view.push(c.log.pushMessage(&r, &m))
+	if len(c.view.entries) == 1 && c.view.overlay != "" {
 		c.refreshLead()
 	}
 	switch m.Role {
@@ -256,24 +251,11 @@ func (c *Context) Log() *SessionLog {
 
 // Len returns the number of messages in the view, the overlay's own system
 // message included.
-func (c *Context) Len() int {
-	if c.leadMode == leadSynthetic {
-		return len(c.view) + 1
-	}
-	return len(c.view)
-}
+func (c *Context) Len() int { return c.view.len() }
 
 // at returns the message at index i of the view, 0 <= i < Len. It must not
 // be modified.
-func (c *Context) at(i int) *Message {
-	if c.leadMode != leadNone && i == 0 {
-		return &c.lead
-	}
-	if c.leadMode == leadSynthetic {
-		i--
-	}
-	return &c.log.msg(c.view[i]).msg
-}
+func (c *Context) at(i int) *Message { return c.view.at(&c.log, i) }
 
 // Messages returns the view: the fold of the log with the system-prompt
 // overlay applied. The slice and every message in it, maps and slices
@@ -295,37 +277,7 @@ func (c *Context) Messages() []Message {
 // it. The messages share their maps and slices (Parts, ToolCalls, Metadata)
 // with the log: read them, never modify them. The context must not change
 // while the iteration runs.
-func (c *Context) All() iter.Seq2[int, Message] {
-	return func(yield func(int, Message) bool) {
-		view, off := c.view, 0
-		if c.leadMode != leadNone {
-			if !yield(0, c.lead) {
-				return
-			}
-			off = 1
-			if c.leadMode == leadOverlaid { // the lead stands for view[0]
-				view = view[1:]
-			}
-		}
-		// Entries of a view mostly follow each other: look the chunk up
-		// only when the entry leaves the last one. Comparing with the
-		// chunk's length, not chunkSize, also looks it up again for an
-		// entry appended since, should the loop body break the rule that
-		// the context does not change during the walk.
-		msgs := &c.log.msgs
-		var chunk []logMessage
-		var base int64
-		for i, mi := range view {
-			if uint64(mi-base) >= uint64(len(chunk)) {
-				base = mi &^ (chunkSize - 1)
-				chunk = msgs.chunk(mi)
-			}
-			if !yield(off+i, chunk[mi-base].msg) {
-				return
-			}
-		}
-	}
-}
+func (c *Context) All() iter.Seq2[int, Message] { return c.view.all(&c.log) }
 
 // LastMessage returns the last message of the view, a copy the caller owns,
 // and false when the view is empty.
@@ -406,12 +358,9 @@ func (c *Context) ReplaceMessage(index int, m Message) error {
 // would be refused by every provider.) The check reads only the groups the
 // range touches.
 func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
-	off := 0
-	if c.leadMode == leadSynthetic {
-		off = 1
-	}
-	if first < 0 || last < first || last >= len(c.view)+off {
-		return fmt.Errorf("nous: replace %d..%d of %d messages: %w", first, last, len(c.view)+off, ErrOutOfRange)
+	off := c.view.offset()
+	if first < 0 || last < first || last >= len(c.view.entries)+off {
+		return fmt.Errorf("nous: replace %d..%d of %d messages: %w", first, last, len(c.view.entries)+off, ErrOutOfRange)
 	}
 	if first < off {
 		return fmt.Errorf("nous: replace %d..%d: message 0 is the system-prompt overlay, which is not in the log: %w", first, last, ErrOutOfRange)
@@ -423,22 +372,13 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 		return fmt.Errorf("nous: replace %d..%d would break the tool-call pairing: in the view after it, %w", first, last, err)
 	}
 	first, last = first-off, last-off
-	f := c.log.msg(c.view[first])
-	r := record{typ: EventReplace, at: now(), first: f.seq, last: c.log.msg(c.view[last]).seq}
+	f := c.log.msg(c.view.entries[first])
+	r := record{typ: EventReplace, at: now(), first: f.seq, last: c.log.msg(c.view.entries[last]).seq}
 	m = m.clone()
 	m.CreatedAt = f.msg.CreatedAt
 	mi := c.log.pushMessage(&r, &m)
-	if c.viewShared {
-		v := make([]int64, 0, len(c.view)-(last-first))
-		v = append(v, c.view[:first]...)
-		v = append(v, mi)
-		c.view = append(v, c.view[last+1:]...)
-		c.viewShared = false
-	} else {
-		c.view[first] = mi
-		c.view = slices.Delete(c.view, first+1, last+1)
-	}
-	if first == 0 && c.overlay != "" {
+	c.view.replace(first, last, mi)
+	if first == 0 && c.view.overlay != "" {
 		c.refreshLead()
 	}
 	return nil
@@ -463,19 +403,19 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 // reports it.
 func (c *Context) PatchDanglingToolCalls() int {
 	type patch struct {
-		last  int // the view index (in c.view) of the group's last entry
+		last  int // the view index (in c.view.entries) of the group's last entry
 		calls []ToolCall
 	}
 	var patches []patch
-	for i := 0; i < len(c.view); i++ {
-		m := &c.log.msg(c.view[i]).msg
+	for i := 0; i < len(c.view.entries); i++ {
+		m := &c.log.msg(c.view.entries[i]).msg
 		if len(m.ToolCalls) == 0 {
 			continue
 		}
 		var answered []string
 		j := i + 1
-		for ; j < len(c.view) && c.log.msg(c.view[j]).msg.Role == RoleTool; j++ {
-			answered = append(answered, c.log.msg(c.view[j]).msg.ToolCallID)
+		for ; j < len(c.view.entries) && c.log.msg(c.view.entries[j]).msg.Role == RoleTool; j++ {
+			answered = append(answered, c.log.msg(c.view.entries[j]).msg.ToolCallID)
 		}
 		var dangling []ToolCall
 		for _, tc := range m.ToolCalls {
@@ -493,13 +433,10 @@ func (c *Context) PatchDanglingToolCalls() int {
 	if len(patches) == 0 {
 		return 0
 	}
-	if c.viewShared {
-		c.view, c.viewShared = slices.Clone(c.view), false
-	}
 	added := 0
 	for _, p := range patches {
 		at := p.last + added // the view grew by what was inserted before
-		after := c.log.msg(c.view[at]).seq
+		after := c.log.msg(c.view.entries[at]).seq
 		entries := make([]int64, len(p.calls))
 		for k, tc := range p.calls {
 			r := record{typ: EventToolResult, at: now(), after: after}
@@ -508,7 +445,7 @@ func (c *Context) PatchDanglingToolCalls() int {
 			entries[k] = c.log.pushMessage(&r, &m)
 			after = c.log.len()
 		}
-		c.view = slices.Insert(c.view, at+1, entries...)
+		c.view.insert(at+1, entries...)
 		added += len(entries)
 	}
 	return added
@@ -531,19 +468,28 @@ func (c *Context) ToRunContext(opts ...RunContextOption) RunContext {
 // short one. Deps are copied deeply; the runtime fields are shared.
 func (c *Context) Clone() *Context {
 	c.ready()
+	edited := c.recordToolCalls(false) != nil // calls appended directly are c's first
 	d := *c
 	d.Deps = jsonx.CloneMap(c.Deps)
-	d.ToolCalls, d.calls = cloneToolCalls(c.ToolCalls), nil
-	if c.recordToolCalls(false) == nil { // else d's own saves refuse its list, as c's do
-		d.ToolCalls = cloneToolCalls(c.ToolCalls)
-		d.calls = d.ToolCalls
+	d.ToolCalls = cloneToolCalls(c.ToolCalls)
+	d.calls = d.ToolCalls
+	if edited {
+		d.calls = nil // d's saves refuse its list, as c's do
 	}
 	d.Callbacks = maps.Clone(c.Callbacks)
-	d.lists = nil // d.Deps is a deep copy: no list of c's is in it
 	d.log = c.log.fork()
+	d.view = c.view.fork()
 	d.synced = syncPoint{}  // a fork was never saved
 	d.tokens = tokenCache{} // its own: the counts are appended to
-	d.view = slices.Clip(c.view)
-	d.viewShared, c.viewShared = true, true
+	d.rederive()            // d.Deps is a deep copy: no list of c's is in it
 	return &d
+}
+
+// rederive drops what c derives from its state and keeps beside it (the
+// lists ContextUpdate.Apply keeps for Deps, found again when next needed)
+// and derives again how the overlay shows at the head of the view: Clone,
+// Refresh and Load call it once they set the state or the view.
+func (c *Context) rederive() {
+	c.lists = nil
+	c.refreshLead()
 }

@@ -11,7 +11,7 @@ import "slices"
 // otherwise (a replacement, an insertion) is indexed again, its counts
 // from the cache.
 type cutIndex struct {
-	entries   []int64          // the view (c.view) the rest describes
+	entries   []int64          // the view (c.view.entries) the rest describes
 	pre       []int64          // pre[i]: the counts of entries[:i]
 	straddled []bool           // straddled[i]: a cut at i separates a call in entries[:i] from a result in entries[i:], or signed thinking from its calls
 	open      map[string][]int // the positions of the calls of each ID no result answered yet
@@ -24,13 +24,13 @@ type cutIndex struct {
 func (k *compaction) index() *cutIndex {
 	c, x := k.c, &k.cache.cuts
 	from := len(x.entries)
-	if from == 0 || from > len(c.view) || !slices.Equal(c.view[:from], x.entries) {
+	if from == 0 || from > len(c.view.entries) || !slices.Equal(c.view.entries[:from], x.entries) {
 		from = 0
 		x.entries, x.pre, x.straddled, x.open, x.last = x.entries[:0], append(x.pre[:0], 0), x.straddled[:0], map[string][]int{}, map[string]int{}
 		x.signedRun = 0
 	}
-	for i := from; i < len(c.view); i++ {
-		mi := c.view[i]
+	for i := from; i < len(c.view.entries); i++ {
+		mi := c.view.entries[i]
 		m := &c.log.msg(mi).msg
 		x.entries = append(x.entries, mi)
 		x.pre = append(x.pre, x.pre[i]+int64(k.countAt(mi)))
@@ -78,9 +78,9 @@ func (k *compaction) index() *cutIndex {
 // results the view ends with (calls may span several assistant messages);
 // a call no result answers earlier on is dangling and holds nothing.
 func (k *compaction) pendingCalls() int {
-	c, end := k.c, len(k.c.view)
-	for j := len(c.view) - 1; j >= k.lead; j-- {
-		m := &c.log.msg(c.view[j]).msg
+	c, end := k.c, len(k.c.view.entries)
+	for j := len(c.view.entries) - 1; j >= k.lead; j-- {
+		m := &c.log.msg(c.view.entries[j]).msg
 		if m.Role == RoleTool {
 			continue
 		}
@@ -95,7 +95,7 @@ func (k *compaction) pendingCalls() int {
 }
 
 // safe reports whether the view may be cut at position i, keeping
-// c.view[i:]: no call before i has a result at or after i, and the message
+// c.view.entries[i:]: no call before i has a result at or after i, and the message
 // at i is not a tool message, which would follow the summary without its
 // call; nor does a cut separate signed thinking in assistant messages of
 // its own from the calls that follow them. A call no result answers
@@ -104,10 +104,10 @@ func (k *compaction) pendingCalls() int {
 // its ID before it. A cut past calls whose results are still to come (the
 // view ends with them) is not safe either: see [compaction.pendingCalls].
 func (k *compaction) safe(i int) bool {
-	if i == len(k.c.view) {
+	if i == len(k.c.view.entries) {
 		return true
 	}
-	m := &k.c.log.msg(k.c.view[i]).msg
+	m := &k.c.log.msg(k.c.view.entries[i]).msg
 	return !k.cuts.straddled[i] && m.Role != RoleTool
 }
 

@@ -81,7 +81,7 @@ func restoreNew(w *wireInput, events []Event, prefix string) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.log, c.view = l, view
+	c.log, c.view.entries = l, view
 	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
 		return nil, fmt.Errorf("nous: deserialize: %w", err)
 	}

@@ -59,7 +59,7 @@ func restoreV2(w *wireInput) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.log, c.view = l, view
+	c.log, c.view.entries = l, view
 	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
 		return nil, fmt.Errorf("nous: deserialize: %w", err)
 	}

@@ -96,8 +96,8 @@ func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bo
 // of its own.
 func CheckRestoredForTest(t testing.TB, c *Context) {
 	t.Helper()
-	if c.leadMode != leadNone || c.overlay != "" || c.viewShared {
-		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.leadMode, c.overlay, c.viewShared)
+	if c.view.leadMode != leadNone || c.view.overlay != "" || c.view.shared {
+		t.Errorf("restored context has lead mode %d, overlay %q, shared view %v", c.view.leadMode, c.view.overlay, c.view.shared)
 	}
 	if c.Stream || c.CancellationCheck != nil || c.Callbacks != nil || c.Notify != nil || c.ApprovalHandler != nil || c.Logger != nil || c.Redact != nil {
 		t.Errorf("restored context has runtime fields set")
@@ -106,12 +106,12 @@ func CheckRestoredForTest(t testing.TB, c *Context) {
 	if err != nil {
 		t.Fatalf("restored log does not fold: %v", err)
 	}
-	if len(view) != len(c.view) {
-		t.Fatalf("view has %d entries, the fold %d", len(c.view), len(view))
+	if len(view) != len(c.view.entries) {
+		t.Fatalf("view has %d entries, the fold %d", len(c.view.entries), len(view))
 	}
 	for i := range view {
-		if view[i] != c.view[i] {
-			t.Fatalf("view[%d] = message %d, the fold says %d", i, c.view[i], view[i])
+		if view[i] != c.view.entries[i] {
+			t.Fatalf("view[%d] = message %d, the fold says %d", i, c.view.entries[i], view[i])
 		}
 	}
 }

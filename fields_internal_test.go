@@ -149,7 +149,7 @@ func filledContext(t *testing.T) *Context {
 	c := filled[Context]("context")
 	l, view, err := restoreLog(uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7()), 2, events, false)
 	require.NoError(t, err)
-	c.log, c.view = l, view
+	c.log, c.view.entries = l, view
 	c.ToolCalls = c.log.toolCalls() // the fold of the tool_call event
 	c.calls = c.ToolCalls
 	return &c

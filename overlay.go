@@ -21,31 +21,16 @@ const (
 // replaces it; "" clears it. The overlay is not an event and is never
 // serialized: it is derived from configuration on every run.
 func (c *Context) SetSystemPromptOverlay(text string) {
-	c.overlay = text
+	c.view.overlay = text
 	c.refreshLead()
 }
 
 // SystemPromptOverlay returns the overlay set by SetSystemPromptOverlay.
-func (c *Context) SystemPromptOverlay() string { return c.overlay }
+func (c *Context) SystemPromptOverlay() string { return c.view.overlay }
 
 // refreshLead recomputes how the overlay shows in the view, after the overlay
 // or the first entry of the view changed.
-func (c *Context) refreshLead() {
-	switch {
-	case c.overlay == "":
-		c.lead, c.leadMode = Message{}, leadNone
-	case len(c.view) > 0 && c.log.msg(c.view[0]).msg.Role == RoleSystem:
-		c.lead, c.leadMode = withOverlay(c.log.msg(c.view[0]).msg, c.overlay), leadOverlaid
-	default:
-		// Stamped like the message it goes before, or with the start of
-		// the run, so that the view's timestamps do not decrease.
-		at := c.StartedAt
-		if len(c.view) > 0 {
-			at = c.log.msg(c.view[0]).msg.CreatedAt
-		}
-		c.lead, c.leadMode = Message{Role: RoleSystem, Content: c.overlay, CreatedAt: at}, leadSynthetic
-	}
-}
+func (c *Context) refreshLead() { c.view.refreshLead(&c.log, c.StartedAt) }
 
 // withOverlay returns the system message m with the overlay joined to it,
 // as the view shows its leading system message. m's maps are shared, never

@@ -30,7 +30,7 @@ func WithToolResultLimit(tokens int) CompactOption {
 
 // prune is a tool result a plan shortens.
 type prune struct {
-	pos   int     // its position in c.view
+	pos   int     // its position in c.view.entries
 	entry int64   // the log message it is
 	msg   Message // what it is shortened to
 }
@@ -44,7 +44,7 @@ func (k *compaction) planPrunes() {
 	}
 	k.saved = append(k.saved, 0)
 	c := k.c
-	for i, mi := range c.view {
+	for i, mi := range c.view.entries {
 		m := &c.log.msg(mi).msg
 		if m.Role != RoleTool || m.Metadata[MetadataPruned] == true {
 			continue

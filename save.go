@@ -240,10 +240,11 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.log, c.view = l, view
+	c.log, c.view.entries = l, view
 	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
 		return nil, corrupt(info.ID, "state", err)
 	}
+	c.rederive()
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
@@ -298,14 +299,14 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	// c's own appends would use, with no copying. The view is changed in
 	// place (copied first only when c shares it with a clone); a bad event
 	// restores it as the fold of c's log, which it is.
-	l, view := c.log, c.view
-	if c.viewShared {
-		view = slices.Clone(c.view)
+	l, view := c.log, c.view.entries
+	if c.view.shared {
+		view = slices.Clone(view)
 	}
 	for i := range events {
 		if view, err = l.appendStored(view, &events[i]); err != nil {
-			if !c.viewShared {
-				c.view, _ = c.log.fold()
+			if !c.view.shared {
+				c.view.entries, _ = c.log.fold()
 			}
 			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
 		}
@@ -314,11 +315,10 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		c.ToolCalls = append(c.ToolCalls, l.calls.at(i).clone())
 	}
 	c.calls = c.ToolCalls
-	c.log, c.view, c.viewShared = l, view, false
+	c.log, c.view.entries, c.view.shared = l, view, false
 	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, d.Deps, d.Usage, d.NeedsResponse
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
-	c.lists = nil
-	c.refreshLead()
+	c.rederive()
 	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
 	return nil
 }

@@ -95,8 +95,8 @@ func (c *Context) document(s *sanitizer) document {
 		d.Log.Events[i] = s.event(&c.log, int64(i+1))
 	}
 	// The view's messages are its events' messages, sanitized once.
-	d.Messages = make([]*Message, len(c.view))
-	for i, mi := range c.view {
+	d.Messages = make([]*Message, len(c.view.entries))
+	for i, mi := range c.view.entries {
 		d.Messages[i] = d.Log.Events[c.log.msg(mi).seq-1].Message
 	}
 	return d

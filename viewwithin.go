@@ -60,8 +60,8 @@ func (k *compaction) within(goal int) (cut, bool) {
 func (k *compaction) markerFits(x cut, budget int) bool {
 	mk := marker(x.hi - x.lo)
 	cost := k.count(mk) + k.overlay
-	if x.lo == 0 && k.c.leadMode == leadOverlaid {
-		cost = k.count(withOverlay(mk, k.c.overlay))
+	if x.lo == 0 && k.c.view.leadMode == leadOverlaid {
+		cost = k.count(withOverlay(mk, k.c.view.overlay))
 	}
 	return x.after-k.summaryReserve-k.overlay-k.join(x.lo)+cost <= budget
 }
@@ -71,7 +71,7 @@ func (k *compaction) markerFits(x cut, budget int) bool {
 // of k.prunes pruned.
 func (k *compaction) viewWithMarker(x cut) []Message {
 	c, off := k.c, k.c.overlayOffset()
-	out := make([]Message, 0, off+len(c.view)-(x.hi-x.lo)+1)
+	out := make([]Message, 0, off+len(c.view.entries)-(x.hi-x.lo)+1)
 	j := 0 // the next prune
 	for i, m := range c.All() {
 		at := i - off
@@ -85,8 +85,8 @@ func (k *compaction) viewWithMarker(x cut) []Message {
 		case at == x.lo && x.hi > x.lo:
 			mk := marker(x.hi - x.lo)
 			mk.CreatedAt = m.CreatedAt
-			if x.lo == 0 && c.leadMode == leadOverlaid {
-				mk = withOverlay(mk, c.overlay) // as the overlay joins a summary there
+			if x.lo == 0 && c.view.leadMode == leadOverlaid {
+				mk = withOverlay(mk, c.view.overlay) // as the overlay joins a summary there
 			}
 			out = append(out, mk)
 		case at >= x.lo && at < x.hi:
