@@ -243,12 +243,16 @@ func (s *seams) toolTurn(step int) {
 		calls[i] = nous.ToolCall{ID: fmt.Sprintf("t%d_%d", step, i), Name: "search", Arguments: json.RawMessage(args)}
 	}
 	mustStep(s, step, c.AddMessage(nous.AssistantMessage("", calls...)))
+	sizes := map[string]int{} // drawn here: the tools run on goroutines of their own
+	for _, call := range calls {
+		sizes[call.ID] = 1 + s.r.IntN(30)
+	}
 	err := c.RunToolCalls(s.ctx, calls, func(_ context.Context, rc nous.RunContext) nous.ToolResult {
 		var v map[string]any
 		if err := rc.Call.ParseArguments(&v); err != nil {
 			return nous.ToolResult{Err: err}
 		}
-		return nous.ToolResult{Content: strings.Repeat("result ", 1+s.r.IntN(30)),
+		return nous.ToolResult{Content: strings.Repeat("result ", sizes[rc.Call.ID]),
 			Update: nous.NewContextUpdate().Append("seen", rc.Call.ID).Set("session_token", secretValue)}
 	})
 	if err != nil {

@@ -62,7 +62,9 @@ func (c *Context) recordToolCalls(deep bool) error {
 		}
 	}
 	if int64(len(c.ToolCalls)) == n {
-		c.calls = c.ToolCalls
+		if !same { // the same calls in another slice: written only then, so that an idle Serialize reads only
+			c.calls = c.ToolCalls
+		}
 		return nil
 	}
 	added, at := c.ToolCalls[n:], now()
