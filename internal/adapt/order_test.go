@@ -175,31 +175,6 @@ func FuzzReplay(f *testing.F) {
 		for i, s := range layout(l) {
 			slots = append(slots, adapt.Slot[item]{Item: item{slot: i}, Key: s.Key, Kind: s.Kind})
 		}
-		wholeItem := func(e string) (item, bool, error) {
-			_, ok, err := whole(e)
-			return item{slot: -1, whole: e}, ok, err
-		}
-		// orderOf records the order of items, as an adapter would (a slot's
-		// rank its place in the layout), and reads it back from its JSON.
-		orderOf := func(items []item) []string {
-			var o adapt.Order
-			for _, it := range items {
-				if it.slot < 0 {
-					o.AddWhole(it.whole)
-				} else {
-					o.Add(slots[it.slot].Key, it.slot)
-				}
-			}
-			b, err := json.Marshal(o.Keys())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var back any
-			if err := json.Unmarshal(b, &back); err != nil {
-				t.Fatal(err)
-			}
-			return adapt.Recorded(back)
-		}
 		order := adapt.Recorded(v)
 		got, err := adapt.Replay(order, slots, wholeItem)
 		if err != nil {
@@ -208,44 +183,15 @@ func FuzzReplay(f *testing.F) {
 			}
 			return
 		}
-		has := map[string]bool{} // the keys of the slots
-		ids := map[string]int{}  // the slots of each ID
-		simple := true           // no ID names two slots, no key is empty
-		for _, s := range slots {
-			has[s.Key] = true
-			if !s.Kind {
-				ids[s.Key]++
-			}
-			simple = simple && s.Key != "" && ids[s.Key] < 2
-		}
-		wholes := 0 // the items kept whole to come
-		for _, e := range order {
-			if _, ok, _ := whole(e); ok && !has[e] {
-				wholes++
-			}
-		}
-		seen := map[int]bool{}
-		for _, it := range got {
-			switch {
-			case it.slot < 0:
-				wholes--
-			case seen[it.slot]:
-				t.Fatalf("slot %d came twice: %v", it.slot, got)
-			default:
-				seen[it.slot] = true
-			}
-		}
-		if len(seen) != len(slots) || wholes != 0 {
-			t.Fatalf("%d of %d slots came, and %d items kept whole too few: %v", len(seen), len(slots), wholes, got)
-		}
-		again, err := adapt.Replay(orderOf(got), slots, wholeItem)
+		checkReplay(t, order, slots, got)
+		again, err := adapt.Replay(orderOf(t, slots, got), slots, wholeItem)
 		if err != nil {
 			t.Fatalf("replaying a replay's order: %v", err)
 		}
-		if simple && !slices.Equal(again, got) {
+		if simple(slots) && !slices.Equal(again, got) {
 			t.Fatalf("a replay's order replays to %v, not %v", again, got)
 		}
-		if fixed, _ := adapt.Replay(orderOf(again), slots, wholeItem); !slices.Equal(fixed, again) {
+		if fixed, _ := adapt.Replay(orderOf(t, slots, again), slots, wholeItem); !slices.Equal(fixed, again) {
 			t.Fatalf("replaying is not stable: %v, then %v", again, fixed)
 		}
 	})
@@ -255,4 +201,77 @@ func FuzzReplay(f *testing.F) {
 type item struct {
 	slot  int
 	whole string
+}
+
+// wholeItem is whole for FuzzReplay's items.
+func wholeItem(e string) (item, bool, error) {
+	_, ok, err := whole(e)
+	return item{slot: -1, whole: e}, ok, err
+}
+
+// checkReplay checks that got, what order replayed of slots, has every slot
+// once, and an item kept whole for each entry that names one.
+func checkReplay(t *testing.T, order []string, slots []adapt.Slot[item], got []item) {
+	t.Helper()
+	has := map[string]bool{} // the keys of the slots
+	for _, s := range slots {
+		has[s.Key] = true
+	}
+	wholes := 0 // the items kept whole to come
+	for _, e := range order {
+		if _, ok, _ := whole(e); ok && !has[e] {
+			wholes++
+		}
+	}
+	seen := map[int]bool{}
+	for _, it := range got {
+		switch {
+		case it.slot < 0:
+			wholes--
+		case seen[it.slot]:
+			t.Fatalf("slot %d came twice: %v", it.slot, got)
+		default:
+			seen[it.slot] = true
+		}
+	}
+	if len(seen) != len(slots) || wholes != 0 {
+		t.Fatalf("%d of %d slots came, and %d items kept whole too few: %v", len(seen), len(slots), wholes, got)
+	}
+}
+
+// orderOf records the order of items, as an adapter would (a slot's rank
+// its place in the layout), and reads it back from its JSON.
+func orderOf(t *testing.T, slots []adapt.Slot[item], items []item) []string {
+	t.Helper()
+	var o adapt.Order
+	for _, it := range items {
+		if it.slot < 0 {
+			o.AddWhole(it.whole)
+		} else {
+			o.Add(slots[it.slot].Key, it.slot)
+		}
+	}
+	b, err := json.Marshal(o.Keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return adapt.Recorded(back)
+}
+
+// simple reports whether no ID names two of slots and no key is empty.
+func simple(slots []adapt.Slot[item]) bool {
+	ids := map[string]int{} // the slots of each ID
+	for _, s := range slots {
+		if !s.Kind {
+			ids[s.Key]++
+		}
+		if s.Key == "" || ids[s.Key] > 1 {
+			return false
+		}
+	}
+	return true
 }
