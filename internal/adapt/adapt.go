@@ -1,6 +1,7 @@
 // Package adapt holds what the provider adapters (provider/anthropic,
 // provider/openai, provider/gemini) share: the error of a view a provider
-// would refuse, and the checks every one of them makes.
+// would refuse, the checks every one of them makes, and the order of a
+// response's items that each records and sends back ([Order], [Replay]).
 package adapt
 
 import (

@@ -107,6 +107,20 @@ const (
 	metaToolset  = "anthropic_toolset"     // on a tool call: its toolset's name
 )
 
+// The keys of blocks in the order [Message] records: thinking (redacted
+// too) and text by their kind, a tool use by its ID ("tool_use:toolu_1"), a
+// block kept whole by its index in Metadata["anthropic_blocks"]
+// ("block:2"); and their ranks in the layout [Fill] sends without an order.
+const (
+	keyThinking  = "thinking"
+	keyText      = "text"
+	keyToolUse   = "tool_use:"
+	keyKept      = "block:"
+	rankThinking = 0
+	rankText     = 1
+	rankToolUse  = 2
+)
+
 // toolUseID is what the API takes as a tool_use block's ID.
 var toolUseID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 

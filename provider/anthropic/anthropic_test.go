@@ -297,3 +297,35 @@ func TestForeignImageDropped(t *testing.T) {
 		t.Errorf("Fill: %v, want ErrUnsupported", err)
 	}
 }
+
+type sentBody struct {
+	System   []map[string]any `json:"system"`
+	Messages []struct {
+		Role    string           `json:"role"`
+		Content []map[string]any `json:"content"`
+	} `json:"messages"`
+}
+
+func sentOf(t *testing.T, body []byte) sentBody {
+	var s sentBody
+	must(t, json.Unmarshal(body, &s))
+	return s
+}
+
+func types(blocks []map[string]any) []string {
+	var out []string
+	for _, b := range blocks {
+		out = append(out, b["type"].(string))
+	}
+	return out
+}
+
+// Message of a nil response is an empty message, not a panic.
+func TestMessageOfNil(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("Message(nil) panicked: %v", r)
+		}
+	}()
+	nousanthropic.Message(nil)
+}

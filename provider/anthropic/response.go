@@ -7,6 +7,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // Message returns the assistant message and the usage of a Messages API
@@ -29,62 +30,26 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 		return m, nous.Usage{}
 	}
 	var parts []nous.ContentPart
-	var order []any  // the kinds of the blocks kept, in order
+	var order adapt.Order
 	var blocks []any // the JSON of the blocks kept whole
 	thinking := false
 	for _, b := range resp.Content {
 		switch b.Type {
-		case "text", "thinking", "redacted_thinking":
-			order = append(order, kindOf(b.Type))
+		case "text":
+			order.Add(keyText, rankText)
+			parts = append(parts, textPart(&b))
+		case "thinking", "redacted_thinking":
+			order.Add(keyThinking, rankThinking)
+			parts = append(parts, thinkingPart(&b))
+			thinking = true
 		case "tool_use":
-			order = append(order, "tool_use:"+b.ID)
+			order.Add(keyToolUse+b.ID, rankToolUse)
+			m.ToolCalls = append(m.ToolCalls, toolCall(&b))
 		default:
 			if raw := rawJSON(b.RawJSON(), b); raw != "" {
-				order = append(order, fmt.Sprint("block:", len(blocks)))
+				order.AddWhole(fmt.Sprint(keyKept, len(blocks)))
 				blocks = append(blocks, raw)
 			}
-		}
-		switch b.Type {
-		case "text":
-			p := nous.TextPart(b.Text)
-			if len(b.Citations) > 0 {
-				p.Options = map[string]any{optProvider: Provider, optCitations: citations(&b)}
-			}
-			parts = append(parts, p)
-		case "thinking":
-			thinking = true
-			p := nous.ThinkingPart(b.Thinking, b.Signature)
-			if p.Options == nil {
-				p.Options = map[string]any{}
-			}
-			p.Options[optProvider], p.Options[optDigest] = Provider, digest(b.Thinking)
-			parts = append(parts, p)
-		case "redacted_thinking":
-			thinking = true
-			parts = append(parts, nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{optProvider: Provider, optRedacted: b.Data}})
-		case "tool_use":
-			args := json.RawMessage(b.Input)
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
-			}
-			tc := nous.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}
-			var extra struct {
-				Caller      json.RawMessage `json:"caller"`
-				ToolsetName string          `json:"toolset_name"`
-			}
-			if json.Unmarshal([]byte(b.RawJSON()), &extra) == nil {
-				var caller struct{ Type string }
-				if json.Unmarshal(extra.Caller, &caller) == nil && caller.Type != "" && caller.Type != "direct" {
-					tc.Metadata = map[string]any{metaCaller: string(extra.Caller)} // code that called it
-				}
-				if extra.ToolsetName != "" {
-					if tc.Metadata == nil {
-						tc.Metadata = map[string]any{}
-					}
-					tc.Metadata[metaToolset] = extra.ToolsetName
-				}
-			}
-			m.ToolCalls = append(m.ToolCalls, tc)
 		}
 	}
 	if len(parts) == 1 && !thinking && parts[0].Options == nil {
@@ -96,12 +61,64 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 	if len(blocks) > 0 {
 		m.Metadata[metaBlocks] = blocks
 	}
-	if len(blocks) > 0 || !canonical(order) {
-		m.Metadata[metaOrder] = order
+	if keys := order.Keys(); keys != nil {
+		m.Metadata[metaOrder] = keys
 	}
 	u := Usage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u
+}
+
+// textPart returns the text part of a text block, with its citations.
+func textPart(b *anthropic.ContentBlockUnion) nous.ContentPart {
+	p := nous.TextPart(b.Text)
+	if len(b.Citations) > 0 {
+		p.Options = map[string]any{optProvider: Provider, optCitations: citations(b)}
+	}
+	return p
+}
+
+// thinkingPart returns the thinking part of a thinking block, with its
+// signature and the digest of its text, or of a redacted thinking block,
+// with its data.
+func thinkingPart(b *anthropic.ContentBlockUnion) nous.ContentPart {
+	if b.Type == "redacted_thinking" {
+		return nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{optProvider: Provider, optRedacted: b.Data}}
+	}
+	p := nous.ThinkingPart(b.Thinking, b.Signature)
+	if p.Options == nil {
+		p.Options = map[string]any{}
+	}
+	p.Options[optProvider], p.Options[optDigest] = Provider, digest(b.Thinking)
+	return p
+}
+
+// toolCall returns the tool call of a tool use block: its input bytes as
+// the arguments ({} when it has none), and its caller, when code made the
+// call, and toolset in Metadata.
+func toolCall(b *anthropic.ContentBlockUnion) nous.ToolCall {
+	args := json.RawMessage(b.Input)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	tc := nous.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}
+	var extra struct {
+		Caller      json.RawMessage `json:"caller"`
+		ToolsetName string          `json:"toolset_name"`
+	}
+	if json.Unmarshal([]byte(b.RawJSON()), &extra) == nil {
+		var caller struct{ Type string }
+		if json.Unmarshal(extra.Caller, &caller) == nil && caller.Type != "" && caller.Type != "direct" {
+			tc.Metadata = map[string]any{metaCaller: string(extra.Caller)} // code that called it
+		}
+		if extra.ToolsetName != "" {
+			if tc.Metadata == nil {
+				tc.Metadata = map[string]any{}
+			}
+			tc.Metadata[metaToolset] = extra.ToolsetName
+		}
+	}
+	return tc
 }
 
 // Usage returns the usage of one response: Requests 1, InputTokens every
@@ -148,32 +165,4 @@ func citations(b *anthropic.ContentBlockUnion) string {
 		return string(v.Citations)
 	}
 	return rawJSON("", b.Citations)
-}
-
-// kindOf returns the kind of a block as the order of a message records it.
-func kindOf(typ string) string {
-	if typ == "redacted_thinking" {
-		return "thinking"
-	}
-	return typ
-}
-
-// canonical reports whether the blocks of order come as Fill sends them by
-// default: thinking, then text, then tool use.
-func canonical(order []any) bool {
-	rank := func(k any) int {
-		switch s, _ := k.(string); {
-		case s == "thinking":
-			return 0
-		case s == "text":
-			return 1
-		}
-		return 2
-	}
-	for i := 1; i < len(order); i++ {
-		if rank(order[i]) < rank(order[i-1]) {
-			return false
-		}
-	}
-	return true
 }

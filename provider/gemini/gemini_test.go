@@ -304,3 +304,12 @@ func TestAssistantImage(t *testing.T) {
 		t.Errorf("the model turn went as %s", out)
 	}
 }
+
+// decodeResp decodes a GenerateContent body through the SDK against a fake.
+func decodeResp(t *testing.T, body string) *genai.GenerateContentResponse {
+	t.Helper()
+	cl, _ := client(t, body)
+	resp, err := cl.Models.GenerateContent(context.Background(), "gemini-test", genai.Text("q"), nil)
+	must(t, err)
+	return resp
+}

@@ -1,12 +1,10 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"google.golang.org/genai"
@@ -182,145 +180,6 @@ func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
 		return &genai.Part{InlineData: &genai.Blob{MIMEType: media, Data: raw}}, nil
 	}
 	return nil, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
-}
-
-// modelParts returns the parts of an assistant message: Gemini's thoughts,
-// its text, its images and files, then its function calls, each with the
-// signature it came with; or in the order the response had them, with the
-// parts [Message] kept whole, when it recorded it.
-func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error) {
-	var thoughts, media []*genai.Part
-	for k, p := range m.Parts {
-		switch p.Type {
-		case nous.PartText:
-		case nous.PartThinking:
-			if p.Options[optProvider] != Provider {
-				continue
-			}
-			sig, err := signature(p.Options)
-			if err != nil {
-				return nil, fmt.Errorf("part %d: %w", k, err)
-			}
-			var part *genai.Part // nil for a blank thought without a signature: its place in the order stays
-			if !adapt.Blank(p.Content) || sig != nil {
-				part = &genai.Part{Text: p.Content, Thought: true, ThoughtSignature: sig}
-			}
-			thoughts = append(thoughts, part)
-		case nous.PartImage, nous.PartFile, nous.PartImageURL, nous.PartFileURL:
-			part, err := mediaPart(&p)
-			if err == nil {
-				part.ThoughtSignature, err = signature(p.Options)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("part %d: %w", k, err)
-			}
-			media = append(media, part)
-		default:
-			return nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
-		}
-	}
-	texts := textSlots(m)
-	var calls []*genai.Part
-	for _, tc := range m.ToolCalls {
-		args, err := tc.ArgumentsObject()
-		if err != nil {
-			return nil, adapt.CallError{ID: tc.ID, Err: err}
-		}
-		var obj map[string]any
-		d := json.NewDecoder(bytes.NewReader(args))
-		d.UseNumber() // as written; the SDK may still round what it sends
-		if err := d.Decode(&obj); err != nil {
-			return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("%v: %w", err, nous.ErrInvalidArguments)}
-		}
-		sig, err := signature(tc.Metadata)
-		if err != nil {
-			return nil, adapt.CallError{ID: tc.ID, Err: err}
-		}
-		names[tc.ID] = tc.Name
-		calls = append(calls, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: obj}, ThoughtSignature: sig})
-	}
-	order, _ := m.Metadata[metaOrder].([]any)
-	if order == nil {
-		return slices.DeleteFunc(slices.Concat(thoughts, texts, media, calls), isNil), nil
-	}
-	// The order the response had: each kind takes the next of its parts;
-	// what the order does not name (the message was changed) comes after.
-	kept, _ := m.Metadata[metaParts].([]any)
-	var out []*genai.Part
-	next := func(list *[]*genai.Part) {
-		if len(*list) > 0 {
-			out, *list = append(out, (*list)[0]), (*list)[1:]
-		}
-	}
-	for _, k := range order {
-		kind, arg, _ := strings.Cut(fmt.Sprint(k), ":")
-		switch kind {
-		case kindThought:
-			next(&thoughts)
-		case kindText:
-			next(&texts)
-		case kindMedia:
-			next(&media)
-		case kindCall:
-			for i, c := range calls {
-				if c != nil && c.FunctionCall.ID == arg {
-					out, calls[i] = append(out, c), nil
-					break
-				}
-			}
-		case kindKept:
-			part, err := keptPart(kept, arg)
-			if err != nil {
-				return nil, err
-			}
-			if part != nil {
-				out = append(out, part)
-			}
-		}
-	}
-	return slices.DeleteFunc(slices.Concat(out, thoughts, texts, media, calls), isNil), nil
-}
-
-func isNil(p *genai.Part) bool { return p == nil }
-
-// textSlots returns a part for its Content, when it has one, and for each
-// text part of an assistant message, in order: the part to send, with its
-// signature, or nil for blank text without one, so that the order
-// [Message] recorded still names each by its place.
-func textSlots(m *nous.Message) []*genai.Part {
-	var out []*genai.Part
-	if m.Content != "" {
-		var p *genai.Part
-		if !adapt.Blank(m.Content) {
-			p = &genai.Part{Text: m.Content}
-		}
-		out = append(out, p)
-	}
-	for _, p := range m.Parts {
-		if p.Type == nous.PartText {
-			var part *genai.Part
-			if sig, _ := signature(p.Options); !adapt.Blank(p.Content) || sig != nil {
-				part = &genai.Part{Text: p.Content, ThoughtSignature: sig}
-			}
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// keptPart returns the part [Message] kept whole at index k of kept, nil
-// when there is none (the message was changed since).
-func keptPart(kept []any, k string) (*genai.Part, error) {
-	i, err := strconv.Atoi(k)
-	if err != nil || i < 0 || i >= len(kept) {
-		return nil, nil
-	}
-	raw, _ := kept[i].(string)
-	var p genai.Part
-	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return nil, fmt.Errorf("metadata %q[%d]: not the JSON of a part: %v: %w", metaParts, i, err, ErrUnsupported)
-	}
-	return &p, nil
 }
 
 // functionResponse returns the functionResponse part of a tool message:

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // Message returns the assistant message and the usage of a GenerateContent
@@ -35,9 +36,9 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 	}
 	m := nous.AssistantMessage("")
 	var parts []nous.ContentPart
-	var order []any // the kinds of the parts, in order
-	var kept []any  // the JSON of the parts kept whole
-	plain := true   // one text part, no signature, no thought: Content
+	var order adapt.Order
+	var kept []any // the JSON of the parts kept whole
+	plain := true  // one text part, no signature, no thought: Content
 	for _, p := range resp.Candidates[0].Content.Parts {
 		if p == nil {
 			continue
@@ -53,40 +54,22 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 			}
 			fallthrough
 		case kindMedia:
-			part := contentPart(p)
-			if sig != "" {
-				if part.Options == nil {
-					part.Options = map[string]any{}
-				}
-				part.Options[optSignature] = sig
-			}
+			parts = append(parts, contentPart(p, sig))
 			plain = plain && kind == kindText && sig == ""
-			parts = append(parts, part)
-			order = append(order, kind)
+			order.Add(kind, rankOf(kind))
 		case kindCall:
-			args, err := json.Marshal(p.FunctionCall.Args)
+			tc, err := toolCall(p.FunctionCall, sig)
 			if err != nil {
-				return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: function call %q: %w", p.FunctionCall.Name, err)
-			}
-			if p.FunctionCall.Args == nil {
-				args = []byte("{}")
-			}
-			id := p.FunctionCall.ID
-			if id == "" {
-				id = newCallID()
-			}
-			tc := nous.ToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: args}
-			if sig != "" {
-				tc.Metadata = map[string]any{optSignature: sig}
+				return nous.Message{}, nous.Usage{}, err
 			}
 			m.ToolCalls = append(m.ToolCalls, tc)
-			order = append(order, kindCall+":"+id)
+			order.Add(kindCall+":"+tc.ID, rankOf(kind))
 		case kindKept:
 			raw, err := json.Marshal(p)
 			if err != nil {
 				return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: a part of the response: %w", err)
 			}
-			order = append(order, fmt.Sprint(kindKept, ":", len(kept)))
+			order.AddWhole(fmt.Sprint(kindKept, ":", len(kept)))
 			kept = append(kept, string(raw))
 		}
 	}
@@ -99,12 +82,34 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 	if len(kept) > 0 {
 		m.Metadata[metaParts] = kept
 	}
-	if len(kept) > 0 || !canonical(order) {
-		m.Metadata[metaOrder] = order
+	if keys := order.Keys(); keys != nil {
+		m.Metadata[metaOrder] = keys
 	}
 	u := Usage(resp.UsageMetadata)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u, nil
+}
+
+// toolCall returns the tool call of a function call part: the JSON of its
+// args as the arguments ({} for none), an ID made up when the API gave
+// none, the part's signature sig (base64) in Metadata.
+func toolCall(call *genai.FunctionCall, sig string) (nous.ToolCall, error) {
+	args, err := json.Marshal(call.Args)
+	if err != nil {
+		return nous.ToolCall{}, fmt.Errorf("gemini: function call %q: %w", call.Name, err)
+	}
+	if call.Args == nil {
+		args = []byte("{}")
+	}
+	id := call.ID
+	if id == "" {
+		id = newCallID()
+	}
+	tc := nous.ToolCall{ID: id, Name: call.Name, Arguments: args}
+	if sig != "" {
+		tc.Metadata = map[string]any{optSignature: sig}
+	}
+	return tc, nil
 }
 
 // The kinds of parts, as Metadata["gemini_part_order"] names them: a
@@ -117,6 +122,20 @@ const (
 	kindCall    = "call"
 	kindKept    = "part"
 )
+
+// rankOf returns the rank of a kind in the layout [Contents] sends without
+// an order: thoughts, then text, then media, then function calls.
+func rankOf(kind string) int {
+	switch kind {
+	case kindThought:
+		return 0
+	case kindText:
+		return 1
+	case kindMedia:
+		return 2
+	}
+	return 3
+}
 
 // kindOf returns the kind of a part of a response.
 func kindOf(p *genai.Part) string {
@@ -140,8 +159,21 @@ func kindOf(p *genai.Part) string {
 }
 
 // contentPart returns the content part of a thought, text or media part of
-// a response, without its signature.
-func contentPart(p *genai.Part) nous.ContentPart {
+// a response, with its signature sig (base64), if any, in Options.
+func contentPart(p *genai.Part, sig string) nous.ContentPart {
+	part := unsigned(p)
+	if sig != "" {
+		if part.Options == nil {
+			part.Options = map[string]any{}
+		}
+		part.Options[optSignature] = sig
+	}
+	return part
+}
+
+// unsigned returns the content part of a thought, text or media part of a
+// response, without its signature.
+func unsigned(p *genai.Part) nous.ContentPart {
 	switch {
 	case p.Thought:
 		return nous.ContentPart{Type: nous.PartThinking, Content: p.Text, Options: map[string]any{optProvider: Provider}}
@@ -161,24 +193,6 @@ func contentPart(p *genai.Part) nous.ContentPart {
 			Options: map[string]any{optProvider: Provider, "media_type": p.FileData.MIMEType}}
 	}
 	return nous.TextPart(p.Text)
-}
-
-// canonical reports whether the parts of order come as Contents sends them
-// by default: thoughts, then text, then media, then function calls.
-func canonical(order []any) bool {
-	rank := map[string]int{kindThought: 0, kindText: 1, kindMedia: 2}
-	last := 0
-	for _, k := range order {
-		r, ok := rank[k.(string)]
-		if !ok {
-			r = 3
-		}
-		if r < last {
-			return false
-		}
-		last = r
-	}
-	return true
 }
 
 // Usage returns the usage of one response: Requests 1, InputTokens every

@@ -111,6 +111,7 @@ func toolLoop(t *testing.T) *nous.Context {
 }
 
 func TestChatToolLoop(t *testing.T) { golden(t, "chat_tool_loop", sendChat(t, toolLoop(t))) }
+
 func TestResponsesToolLoop(t *testing.T) {
 	golden(t, "responses_tool_loop", sendResponses(t, toolLoop(t)))
 }
@@ -334,5 +335,50 @@ func TestResponsesImageGeneration(t *testing.T) {
 	golden(t, "responses_image", sent)
 	if chat := sendChat(t, c); bytes.Contains(chat, []byte("UklGRg")) || !bytes.Contains(chat, []byte("Here it is.")) {
 		t.Errorf("chat: %s", chat)
+	}
+}
+
+func responseOf(t *testing.T, output string) *responses.Response {
+	t.Helper()
+	var resp responses.Response
+	must(t, json.Unmarshal([]byte(`{"id":"resp_x","object":"response","created_at":1,"model":"gpt-test","status":"completed","output":[`+output+`],
+	"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":0}}}`), &resp))
+	return &resp
+}
+
+// inputItems returns the input items of a Responses request body.
+func inputItems(t *testing.T, body []byte) []map[string]any {
+	t.Helper()
+	var got struct {
+		Input []map[string]any `json:"input"`
+	}
+	must(t, json.Unmarshal(body, &got))
+	return got.Input
+}
+
+// itemIDs returns "type:id" of each input item of a Responses body.
+func itemIDs(t *testing.T, body []byte) []string {
+	var out []string
+	for _, it := range inputItems(t, body) {
+		out = append(out, fmt.Sprint(it["type"], ":", it["id"]))
+	}
+	return out
+}
+
+// ChatMessage and ResponseMessage of a nil response give an empty message,
+// not a panic.
+func TestNilResponses(t *testing.T) {
+	for name, f := range map[string]func(){
+		"ChatMessage(nil)":     func() { nousopenai.ChatMessage(nil) },
+		"ResponseMessage(nil)": func() { nousopenai.ResponseMessage(nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("panicked: %v", r)
+				}
+			}()
+			f()
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,33 +10,6 @@ import (
 	"github.com/nous-go/nous/internal/adapttest"
 	nousopenai "github.com/nous-go/nous/provider/openai"
 )
-
-// Reasoning, a hosted tool's call (web search), then the image of an image
-// generation call: the reasoning cannot go back, and the image item, which
-// cannot go without its ID, is not sent (it stays in the message).
-func TestImageAfterHostedReasoningNotSent(t *testing.T) {
-	for name, output := range map[string]string{
-		"image": `
-	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
-	{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"cat photos"}},
-	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"png"}`,
-		"message and image": `
-	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
-	{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"cat photos"}},
-	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Here is a cat.","annotations":[]}]},
-	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"png"}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			m, _ := nousopenai.ResponseMessage(responseOf(t, output))
-			c := nous.NewContext()
-			must(t, c.AddMessages(msg(nous.UserMessage("Find a cat and draw it.")), m, msg(nous.UserMessage("Make it orange."))))
-			got := strings.Join(itemIDs(t, sendResponses(t, c)), " ")
-			if strings.Contains(got, ":ig_1") && !strings.Contains(got, "reasoning:rs_1") {
-				t.Errorf("items %s: ig_1 goes with its item ID without the reasoning item rs_1 it came after", got)
-			}
-		})
-	}
-}
 
 // A Responses custom_tool_call (a custom tool: freeform input, run by the
 // client) is a tool call of the message, its arguments {"input": text}, and
@@ -65,5 +39,42 @@ func TestResponsesCustomToolCall(t *testing.T) {
 	{"type":"computer_call","id":"cu_1","call_id":"call_2","action":{"type":"screenshot"},"pending_safety_checks":[],"status":"completed"}`))
 	if kept, _ := m.Metadata["openai_client_items"].([]any); len(kept) != 1 || !strings.Contains(kept[0].(string), "cu_1") {
 		t.Errorf("the computer call is not kept: %+v", m.Metadata)
+	}
+}
+
+// A custom tool call of a namespaced tool, made by a program (programmatic
+// tool calling): its namespace and caller go back with it.
+func TestCustomCallNamespaceAndCallerKept(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"custom_tool_call","id":"ctc_1","call_id":"call_1","namespace":"db","name":"run_sql","input":"SELECT 1","caller":{"type":"program","caller_id":"prog_1"},"status":"completed"}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "run_sql", "1"))))
+	for _, it := range inputItems(t, sendResponses(t, c)) {
+		if it["type"] == "custom_tool_call" && (it["namespace"] != "db" || it["caller"] == nil) {
+			b, _ := json.Marshal(it)
+			t.Errorf("the call went back as %s: namespace and caller lost", b)
+		}
+	}
+}
+
+// A function call of a namespaced tool, made by a program: its namespace
+// and caller go back with it, as a custom call's do.
+func TestFunctionCallNamespaceAndCallerKept(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"function_call","id":"fc_1","call_id":"call_1","namespace":"db","name":"query","arguments":"{}","caller":{"type":"program","caller_id":"prog_1"},"status":"completed"}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "query", "1"))))
+	found := false
+	for _, it := range inputItems(t, sendResponses(t, c)) {
+		if it["type"] == "function_call" {
+			found = true
+			if it["namespace"] != "db" || it["caller"] == nil {
+				b, _ := json.Marshal(it)
+				t.Errorf("the call went back as %s: namespace and caller lost", b)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no function call sent")
 	}
 }

@@ -8,6 +8,23 @@ import (
 	"github.com/nous-go/nous"
 )
 
+// A blank text part keeps its place in the order Message recorded: the
+// answer after the code run goes back after it.
+func TestBlankTextKeepsOrder(t *testing.T) {
+	const body = `{"candidates":[{"content":{"role":"model","parts":[
+	{"text":"\n"},
+	{"executableCode":{"language":"PYTHON","code":"print(2**10)"}},
+	{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"1024\n"}},
+	{"text":"It is 1024."}]},"finishReason":"STOP"}],"modelVersion":"gemini-test"}`
+	m := receive(t, body)
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("2^10?")), m, msg(nous.UserMessage("Thanks."))))
+	sent, _, out := modelTurn(t, c, 1, body)
+	if len(sent) == 0 || string(sent[len(sent)-1]) != `{"text":"It is 1024."}` {
+		t.Errorf("the answer is not after the code run it reports: %s", out)
+	}
+}
+
 // An empty thought part ({"thought":true}: no text, no signature) takes no
 // place in the recorded order: the signed thought after the text goes back
 // after it.

@@ -1,0 +1,159 @@
+package openai_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nous-go/nous"
+	nousopenai "github.com/nous-go/nous/provider/openai"
+)
+
+// Reasoning, then a message, then an image generation call: the items go
+// back in the response's order, the reasoning directly before the message.
+func TestReasoningBeforeItsFirstFollower(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Here it is.","annotations":[]}]},
+	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"png"}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), m, msg(nous.UserMessage("Orange."))))
+	got := strings.Join(itemIDs(t, sendResponses(t, c)), " ")
+	if want := "<nil>:<nil> reasoning:rs_1 message:msg_1 image_generation_call:ig_1 <nil>:<nil>"; got != want {
+		t.Errorf("items %s, want %s (the response's order)", got, want)
+	}
+}
+
+// Parallel calls after one reasoning item, [rs_1, fc_1, fc_2], the first
+// removed: fc_2 goes with its ID, so rs_1 goes with it (the API refuses an
+// item with its ID without the reasoning item it came after).
+func TestRemovedCallKeepsReasoning(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"},
+	{"type":"function_call","id":"fc_2","call_id":"call_2","name":"f","arguments":"{\"n\":2}","status":"completed"}`))
+	m.ToolCalls = m.ToolCalls[1:] // the user removed call_1
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_2", "f", "2"))))
+	sent := sendResponses(t, c)
+	if bytes.Contains(sent, []byte(`"id":"fc_2"`)) && !bytes.Contains(sent, []byte(`"rs_1"`)) {
+		t.Errorf("fc_2 went with its item ID but without the reasoning item rs_1 it came after: %s", sent)
+	}
+}
+
+// Parallel calls after one reasoning item: when the first call is removed,
+// the reasoning goes directly before the second, and the items keep the
+// response's order.
+func TestReasoningBeforeNextCallLeft(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"},
+	{"type":"function_call","id":"fc_2","call_id":"call_2","name":"f","arguments":"{}","status":"completed"},
+	{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gAAAA2"},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Both.","annotations":[]}]}`))
+	m.ToolCalls = m.ToolCalls[1:]
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_2", "f", "2"))))
+	var ids []string
+	for _, it := range inputItems(t, sendResponses(t, c)) {
+		ids = append(ids, fmt.Sprint(it["id"]))
+	}
+	if got, want := strings.Join(ids, " "), "<nil> rs_1 fc_2 rs_2 msg_1 <nil>"; got != want {
+		t.Errorf("items %s, want %s", got, want)
+	}
+}
+
+// Two reasoning items in a row before a call: the first, whose next item is
+// a reasoning item, goes back too, encrypted content and all, while its
+// follower is there.
+func TestConsecutiveReasoningKept(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gAAAA2"},
+	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "f", "1"))))
+	sent := sendResponses(t, c)
+	if !bytes.Contains(sent, []byte("rs_1")) || !bytes.Contains(sent, []byte("gAAAA1")) {
+		t.Errorf("reasoning item rs_1 was lost on the round trip: %s", sent)
+	}
+}
+
+// A reasoning item's summary of two parts goes back as two parts, not one
+// joined with "\n\n".
+func TestReasoningSummaryPartsKept(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"A"},{"type":"summary_text","text":"B"}],"encrypted_content":"gAAAA1"},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"ok","annotations":[]}]}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
+	var got struct {
+		Input []map[string]any `json:"input"`
+	}
+	must(t, json.Unmarshal(sendResponses(t, c), &got))
+	if s := got.Input[1]["summary"].([]any); len(s) != 2 {
+		t.Errorf("summary went back as %v, came as 2 parts", s)
+	}
+}
+
+// Reasoning before an item a message does not keep (a hosted tool's call)
+// cannot go back, and the message item after the hosted call goes without
+// its ID: the API refuses an item with its ID without its reasoning.
+func TestReasoningBeforeHostedCallDropped(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Found it.","annotations":[]}]}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
+	sent := sendResponses(t, c)
+	if bytes.Contains(sent, []byte("rs_1")) || bytes.Contains(sent, []byte("msg_1")) || !bytes.Contains(sent, []byte("Found it.")) {
+		t.Errorf("sent %s", sent)
+	}
+}
+
+// Reasoning, a hosted tool's call (web search), then a function call: the
+// reasoning cannot go back without the hosted call, so the function call
+// goes without its item ID (the API refuses an item with its ID without its
+// reasoning item).
+func TestCallAfterHostedCallWithoutID(t *testing.T) {
+	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}},
+	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "f", "1"))))
+	got := strings.Join(itemIDs(t, sendResponses(t, c)), " ")
+	if strings.Contains(got, "function_call:fc_1") && !strings.Contains(got, "reasoning:rs_1") {
+		t.Errorf("items %s: fc_1 goes with its item ID without the reasoning item rs_1 it came after", got)
+	}
+}
+
+// Reasoning, a hosted tool's call (web search), then the image of an image
+// generation call: the reasoning cannot go back, and the image item, which
+// cannot go without its ID, is not sent (it stays in the message).
+func TestImageAfterHostedReasoningNotSent(t *testing.T) {
+	for name, output := range map[string]string{
+		"image": `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"cat photos"}},
+	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"png"}`,
+		"message and image": `
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"cat photos"}},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Here is a cat.","annotations":[]}]},
+	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"png"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, _ := nousopenai.ResponseMessage(responseOf(t, output))
+			c := nous.NewContext()
+			must(t, c.AddMessages(msg(nous.UserMessage("Find a cat and draw it.")), m, msg(nous.UserMessage("Make it orange."))))
+			got := strings.Join(itemIDs(t, sendResponses(t, c)), " ")
+			if strings.Contains(got, ":ig_1") && !strings.Contains(got, "reasoning:rs_1") {
+				t.Errorf("items %s: ig_1 goes with its item ID without the reasoning item rs_1 it came after", got)
+			}
+		})
+	}
+}
