@@ -73,12 +73,12 @@ func TextPart(text string) ContentPart { return ContentPart{Type: PartText, Cont
 func ImageURLPart(url string) ContentPart { return ContentPart{Type: PartImageURL, Content: url} }
 
 // ThinkingPart returns a thinking part carrying the provider's signature in
-// Options["signature"] (omitted when empty). Providers reject thinking that
+// Options[OptionSignature] (omitted when empty). Providers reject thinking that
 // comes back changed, so the signature is kept exactly.
 func ThinkingPart(text, signature string) ContentPart {
 	p := ContentPart{Type: PartThinking, Content: text}
 	if signature != "" {
-		p.Options = map[string]any{"signature": signature}
+		p.Options = map[string]any{OptionSignature: signature}
 	}
 	return p
 }

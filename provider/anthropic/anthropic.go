@@ -75,6 +75,7 @@ import (
 	"errors"
 	"regexp"
 
+	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapt"
 )
 
@@ -97,8 +98,8 @@ const Provider = "anthropic"
 // The Options keys of a thinking part from Anthropic.
 const (
 	optProvider  = "provider"
-	optSignature = "signature"
-	optRedacted  = "redacted_data"         // a redacted_thinking block's data
+	optSignature = nous.OptionSignature
+	optRedacted  = nous.OptionRedactedData // a redacted_thinking block's data
 	optDigest    = "digest"                // SHA-256 of the thinking text when received, hex
 	optCitations = "citations"             // a text part's citations, their JSON
 	metaOrder    = "anthropic_block_order" // on a message: its blocks' kinds in the order they came

@@ -70,6 +70,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapt"
 )
 
@@ -92,9 +93,9 @@ const Provider = "gemini"
 // carry what Gemini gave.
 const (
 	optProvider  = "provider"
-	optSignature = "thought_signature" // base64 (standard) of the part's thought signature
-	metaOrder    = "gemini_part_order" // on a message: its parts' kinds in the order they came
-	metaParts    = "gemini_parts"      // on a message: the JSON of the parts kept whole
+	optSignature = nous.OptionThoughtSignature // base64 (standard) of the part's thought signature
+	metaOrder    = "gemini_part_order"         // on a message: its parts' kinds in the order they came
+	metaParts    = "gemini_parts"              // on a message: the JSON of the parts kept whole
 )
 
 // signature returns the thought signature kept in opts, or nil.

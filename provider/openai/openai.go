@@ -92,19 +92,19 @@ const Provider = "openai"
 // keys of output item IDs.
 const (
 	optProvider     = "provider"
-	optItemID       = "id"                  // the reasoning item's ID
-	optEncrypted    = "encrypted_content"   // its encrypted content
-	optFollowedBy   = "followed_by"         // what came after it: a call ID, a message item ID, or "message"
-	optGroup        = "followed_by_all"     // every item that came after it, up to the next reasoning item
-	optUnsendable   = "unsendable"          // it followed an item a message does not keep: its items go without IDs
-	metaOrder       = "openai_item_order"   // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
-	metaCustom      = "openai_custom"       // on a tool call: a custom tool's, its arguments {"input": text}
-	metaNamespace   = "openai_namespace"    // on a tool call: its tool's namespace
-	metaCaller      = "openai_caller"       // on a tool call: the JSON of its caller, the program that made it
-	metaClientItems = "openai_client_items" // on a message: the JSON of client tool calls it cannot hold (computer, shell, patch)
-	optSummary      = "summary"             // the texts of its summary parts
-	metaItemID      = "openai_item_id"      // on a message, a text part or a tool call: its output item's ID
-	metaContent     = "openai_content"      // on a message or a text part: its item's content parts, when not one output_text
+	optItemID       = "id"                        // the reasoning item's ID
+	optEncrypted    = nous.OptionEncryptedContent // its encrypted content
+	optFollowedBy   = "followed_by"               // what came after it: a call ID, a message item ID, or "message"
+	optGroup        = "followed_by_all"           // every item that came after it, up to the next reasoning item
+	optUnsendable   = "unsendable"                // it followed an item a message does not keep: its items go without IDs
+	metaOrder       = "openai_item_order"         // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
+	metaCustom      = "openai_custom"             // on a tool call: a custom tool's, its arguments {"input": text}
+	metaNamespace   = "openai_namespace"          // on a tool call: its tool's namespace
+	metaCaller      = "openai_caller"             // on a tool call: the JSON of its caller, the program that made it
+	metaClientItems = "openai_client_items"       // on a message: the JSON of client tool calls it cannot hold (computer, shell, patch)
+	optSummary      = "summary"                   // the texts of its summary parts
+	metaItemID      = "openai_item_id"            // on a message, a text part or a tool call: its output item's ID
+	metaContent     = "openai_content"            // on a message or a text part: its item's content parts, when not one output_text
 )
 
 // dataURL returns the data URL of an image or file part: its Content when
