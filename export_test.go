@@ -2,7 +2,6 @@ package nous
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,28 +15,15 @@ import (
 )
 
 // This file gives the tests of package nous_test what only package nous
-// can: test-only helpers that reach inside, and the flags and adapters both
-// packages share (they are compiled into one test binary, so each flag is
-// registered here and only here).
+// can: test-only helpers that reach inside, and the adapters both packages
+// share (they are compiled into one test binary).
 
-var (
-	seedFlag = flag.Uint64("nous.seed", 0, "seed of the model-based and differential tests (0: the fixed default seed)")
-	longFlag = flag.Bool("nous.long", false, "run the model-based and differential tests for many more steps")
-)
-
-// Seed returns the seed of a model-based or differential test, the one
-// given with -nous.seed or a fixed default, and logs how to replay it.
-func Seed(t testing.TB) uint64 {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = 20250101
-	}
-	t.Logf("seed %d; replay with: go test -run '^%s$' . -args -nous.seed=%d", seed, t.Name(), seed)
-	return seed
-}
+// Seed returns the seed of a model-based or differential test (see
+// reftest.Seed: one -nous.seed flag for every package's tests).
+func Seed(t testing.TB) uint64 { return reftest.Seed(t) }
 
 // Long reports whether -nous.long was given.
-func Long() bool { return *longFlag }
+func Long() bool { return reftest.Long() }
 
 // BuildForTest builds the update of ops with the builder methods, handing
 // them copies of the values that it then scribbles over: an update that

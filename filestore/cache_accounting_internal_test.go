@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/reftest"
 )
 
 // checkCache verifies that s.cached is the sum of e.bytes over the list, and
@@ -43,7 +44,8 @@ func TestCacheAccountingRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rng := rand.New(rand.NewSource(1))
+	seed := reftest.Seed(t)
+	rng := rand.New(rand.NewSource(int64(seed)))
 	ctxs := make([]*nous.Context, 5)
 	for i := range ctxs {
 		ctxs[i] = nous.NewContext()
