@@ -193,6 +193,21 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
+// restoreContext returns the context of w's plain state, by the rules of
+// version 1 when v1 is true, with log l and its view; the tool calls w
+// keeps apart from the log are recorded in it (see takeToolCalls).
+func restoreContext(w *wireInput, v1 bool, l eventLog, view []int64) (*Context, error) {
+	c, err := restoreState(w, v1)
+	if err != nil {
+		return nil, err
+	}
+	c.log, c.view.entries = l, view
+	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
+		return nil, fmt.Errorf("nous: deserialize: %w", err)
+	}
+	return c, nil
+}
+
 // restoreState returns a context holding the plain state of w (everything
 // but the messages and the log), by the rules of version 1 when v1 is true.
 // Its ToolCalls are those w kept apart from its log, for takeToolCalls.

@@ -77,15 +77,7 @@ func restoreNew(w *wireInput, events []Event, prefix string) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nous: deserialize: %s%w", prefix, err)
 	}
-	c, err := restoreState(w, true)
-	if err != nil {
-		return nil, err
-	}
-	c.log, c.view.entries = l, view
-	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
-		return nil, fmt.Errorf("nous: deserialize: %w", err)
-	}
-	return c, nil
+	return restoreContext(w, true, l, view)
 }
 
 // message returns the message v holds, at place.

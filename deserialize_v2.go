@@ -55,15 +55,7 @@ func restoreV2(w *wireInput) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nous: deserialize: log.%w", err)
 	}
-	c, err := restoreState(w, false)
-	if err != nil {
-		return nil, err
-	}
-	c.log, c.view.entries = l, view
-	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
-		return nil, fmt.Errorf("nous: deserialize: %w", err)
-	}
-	return c, nil
+	return restoreContext(w, false, l, view)
 }
 
 // parseLogID reads a log ID: a UUID in its canonical 36-character form, not
