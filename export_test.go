@@ -72,7 +72,7 @@ func FreezeForTest(c *Context, id, parent uuid.UUID, base time.Time, messages bo
 		r := c.log.rec(seq)
 		r.at = base.Add(time.Duration(seq) * time.Second)
 		if messages && r.typ.IsSurface() {
-			c.log.msg(r.mi).msg.CreatedAt = r.at
+			c.log.msg(r.ref).msg.CreatedAt = r.at
 		}
 	}
 }

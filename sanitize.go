@@ -324,12 +324,12 @@ func (s *sanitizer) event(l *eventLog, seq int64) Event {
 	}
 	if r.typ.IsSurface() {
 		s.push(segment{key: "message"})
-		e.Message = s.message(&l.msg(r.mi).msg)
+		e.Message = s.message(&l.msg(r.ref).msg)
 		s.pop()
 	}
-	if r.call != 0 {
+	if ci, ok := r.call(); ok {
 		s.push(segment{key: "call"})
-		tc, _ := s.toolCall(l.calls.at(r.call - 1))
+		tc, _ := s.toolCall(l.calls.at(ci))
 		s.pop()
 		e.Call = &tc
 	}

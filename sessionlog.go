@@ -19,8 +19,19 @@ type record struct {
 	data        map[string]any
 	first, last int64 // replace events
 	after       int64 // message events inserted after an entry
-	mi          int64 // surface events: the index of the message in msgs
-	call        int64 // tool_call events that record a call: 1 + its index in calls; 0 for none
+	// ref is, for a surface event, the index of its message in msgs; for a
+	// tool_call event that records a call, 1 + the index of the call in
+	// calls (0: it records none).
+	ref int64
+}
+
+// call returns the index in calls of the call r records, and false when it
+// records none.
+func (r *record) call() (int64, bool) {
+	if r.typ != EventToolCall || r.ref == 0 {
+		return 0, false
+	}
+	return r.ref - 1, true
 }
 
 // logMessage is a surface event's message as the log keeps it, with the seq of
@@ -63,11 +74,11 @@ func (l *eventLog) event(seq int64) Event {
 	r := l.rec(seq)
 	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
 	if r.typ.IsSurface() {
-		m := l.msg(r.mi).msg.clone()
+		m := l.msg(r.ref).msg.clone()
 		e.Message = &m
 	}
-	if r.call != 0 {
-		tc := l.calls.at(r.call - 1).clone()
+	if ci, ok := r.call(); ok {
+		tc := l.calls.at(ci).clone()
 		e.Call = &tc
 	}
 	return e
@@ -76,7 +87,7 @@ func (l *eventLog) event(seq int64) Event {
 // pushCall appends r, a tool_call event, recording the call *tc, and
 // returns its seq. tc must not be used elsewhere afterwards.
 func (l *eventLog) pushCall(r *record, tc *ToolCall) int64 {
-	r.call = l.calls.push(tc) + 1
+	r.ref = l.calls.push(tc) + 1
 	return l.push(r)
 }
 
@@ -101,9 +112,9 @@ func (l *eventLog) push(r *record) int64 { return l.recs.push(r) + 1 }
 // its seq, and returns the index of the message in the log's messages: the
 // entry the event adds to a view. m must not be used elsewhere afterwards.
 func (l *eventLog) pushMessage(r *record, m *Message) int64 {
-	r.mi = l.msgs.push(&logMessage{msg: *m, seq: l.len() + 1})
+	r.ref = l.msgs.push(&logMessage{msg: *m, seq: l.len() + 1})
 	l.push(r)
-	return r.mi
+	return r.ref
 }
 
 // SessionLog is a read-only handle on the append-only event log behind a
@@ -279,7 +290,7 @@ func (l *eventLog) fold() ([]int64, error) {
 	}
 	view := make([]int64, 0, size)
 	for at := next[0]; at != 0; at = next[at] {
-		view = append(view, l.rec(at).mi)
+		view = append(view, l.rec(at).ref)
 	}
 	return view, nil
 }

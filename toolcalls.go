@@ -54,8 +54,11 @@ func (c *Context) recordToolCalls(deep bool) error {
 	if int64(len(c.ToolCalls)) < n {
 		return fmt.Errorf("nous: tool calls: %d in Context.ToolCalls, %d recorded in the log: %w", len(c.ToolCalls), n, ErrToolCallsEdited)
 	}
-	san := newSanitizer(c.Redact)
+	var san *sanitizer
 	for i := range n {
+		if san == nil {
+			san = newSanitizer(c.Redact)
+		}
 		if !sameCall(san, &c.ToolCalls[i], c.log.calls.at(i)) {
 			return fmt.Errorf("nous: tool calls: Context.ToolCalls[%d] (%q, %s) is not the call the log records there (%q, %s): %w",
 				i, c.ToolCalls[i].ID, c.ToolCalls[i].Name, c.log.calls.at(i).ID, c.log.calls.at(i).Name, ErrToolCallsEdited)
