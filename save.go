@@ -292,7 +292,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		return err
 	}
 	if len(d.ToolCalls) > 0 {
-		return corrupt(info.ID, "state", fmt.Errorf("tool calls kept apart from the events, as an earlier version stored them, after a save that stored none: Load the log"))
+		return corrupt(info.ID, "state", errors.New("tool calls kept apart from the events, as an earlier version stored them: Load the log, which records them"))
 	}
 	// Apply the events to a copy of the log, so that a bad event leaves c
 	// as it was: the copy appends past the end c's log sees, into room only
