@@ -22,10 +22,14 @@ import (
 //     key (primary, sort, cache, public, ...): "x-api-key",
 //     "Ocp-Apim-Subscription-Key" and "hmac_key" are secrets, "key",
 //     "sort_key" and "idempotency_key" are not;
-//   - a word is token, or ends with it ("authtoken"), unless a word of the
-//     key counts tokens or pages through results (max, count, limit, input,
-//     page, ...): "id_token" is a secret, "token_count" and "next_page_token"
-//     are not;
+//   - a word is token, or ends with it ("authtoken"), after a word that
+//     names a credential (access, refresh, auth, api, id, session, ...) or
+//     made of one: whatever else the key says, "page_access_token",
+//     "new_refresh_token" and "cached_access_token" are secrets;
+//   - a word is token, or ends with it, and no word of the key counts
+//     tokens or pages through results (max, count, limit, input, page,
+//     ...): "id_token" and "sync_token" are secrets, "token_count" and
+//     "next_page_token" are not;
 //   - a word is tokens, or ends with it, after a word that names a
 //     credential (refresh, access, auth, api, session, id, ...):
 //     "refresh_tokens" and "AuthTokens" are secrets, "max_tokens",
@@ -53,9 +57,9 @@ func IsSecretKey(key string) bool {
 			return true
 		case (w == "key" || w == "keys") && prev != "" && !slices.Contains(ordinaryKeys, prev):
 			return true
-		case strings.HasSuffix(w, "token") && !has(tokenCounters):
+		case strings.HasSuffix(w, "token") && (credential(prev) || credential(strings.TrimSuffix(w, "token")) || !has(tokenCounters)):
 			return true
-		case strings.HasSuffix(w, "tokens") && (w != "tokens" || slices.Contains(credentialWords, prev)):
+		case strings.HasSuffix(w, "tokens") && (w != "tokens" || credential(prev)):
 			return true
 		}
 	}
@@ -86,11 +90,16 @@ var tokenCounters = []string{
 	"cursor", "pagination",
 }
 
-// credentialWords are the words before tokens that make them credentials.
+// credentialWords are the words before token or tokens that make them
+// credentials.
 var credentialWords = []string{
 	"refresh", "access", "auth", "api", "session", "id", "bearer", "oauth", "jwt", "csrf", "xsrf",
 	"github", "gitlab", "slack", "personal", "service", "device", "user", "client",
 }
+
+// credential reports whether w, a word of a key, names a kind of
+// credential.
+func credential(w string) bool { return slices.Contains(credentialWords, w) }
 
 // containsAny reports whether s contains one of subs.
 func containsAny(s string, subs []string) bool {

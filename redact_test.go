@@ -25,6 +25,20 @@ var (
 		"secret2", "oauth2_token", "api_key_v2", "PGPASSWORD", "authtoken", "Authorizations", "secretkey",
 		"X-RapidAPI-Key", "Ocp-Apim-Subscription-Key", "X-Auth-Key", "openai_key", "app_key", "hmac_key", "smtp_pass",
 		"creds", "sessionToken", "X-Goog-Api-Key", "Proxy-Authorization", "api_token", "client_secret_id",
+		// A credential whatever else the key says: words that elsewhere
+		// count tokens or page through results do not make these settings.
+		"FB_PAGE_ACCESS_TOKEN", "page_access_token", "pageAccessToken", "new_access_token", "new_refresh_token",
+		"cached_access_token", "next_access_token", "text_auth_token", "max_age_access_token", "input_api_token",
+		"pageauthtoken",
+		// Provider SDKs' environment variables.
+		"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY",
+		"MISTRAL_API_KEY", "COHERE_API_KEY", "GROQ_API_KEY", "HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN",
+		"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_TOKEN", "TELEGRAM_BOT_TOKEN", "NPM_TOKEN",
+		// OAuth and OpenID Connect fields.
+		"access_token", "refresh_token", "id_token", "client_secret", "accessToken", "refreshToken", "idToken",
+		// Cloud SDK configuration.
+		"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "aws_secret_access_key", "AZURE_CLIENT_SECRET",
+		"GOOGLE_APPLICATION_CREDENTIALS", "private_key_id", "DATABASE_PASSWORD", "REDIS_PASSWORD",
 	}
 	settingKeys = []string{
 		"max_tokens", "max_output_tokens", "maxTokens", "input_tokens", "output_tokens", "total_tokens",
@@ -35,6 +49,11 @@ var (
 		"content-type", "session", "credit", "tokyo", "gpt4_max_tokens", "x509", "tokens", "audio_tokens",
 		"accepted_prediction_tokens", "max_new_tokens", "max_thinking_tokens", "n_tokens", "text_tokens",
 		"next_page_token", "pageToken", "cache_key", "idempotency_key", "pass", "Content-Type",
+		// Usage and pagination fields of provider and cloud APIs.
+		"prompt_tokens", "completion_tokens", "max_completion_tokens", "cached_tokens", "cache_creation_input_tokens",
+		"thoughts_token_count", "candidatesTokenCount", "promptTokenCount", "totalTokenCount", "nextPageToken",
+		"page_token", "continuation_token", "ContinuationToken", "max_tokens_to_sample", "OPENAI_MAX_TOKENS",
+		"OPENAI_BASE_URL", "AWS_REGION", "AZURE_OPENAI_ENDPOINT", "GOOGLE_CLOUD_PROJECT",
 	}
 )
 

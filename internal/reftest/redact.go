@@ -23,6 +23,7 @@ func Secret(k string) bool {
 	}
 	words := strings.FieldsFunc(strings.ToLower(b.String()), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
 	in := func(w string, list string) bool { return slices.Contains(strings.Fields(list), w) }
+	const credentials = "refresh access auth api session id bearer oauth jwt csrf xsrf github gitlab slack personal service device user client"
 	counted := false
 	for _, w := range words {
 		counted = counted || in(w, "max min input output prompt completion total cached cache reasoning num n used remaining count limit budget usage per new audio text image thinking prediction context generated page next continuation cursor pagination")
@@ -44,9 +45,9 @@ func Secret(k string) bool {
 			return true
 		case (w == "key" || w == "keys") && i > 0 && !in(prev, "primary foreign sort partition cache public idempotency dedup dedupe group lookup unique composite row hash index map object routing shard message translation i18n hot short range join natural surrogate cluster distribution storage s3 redis cursor pagination next dict"):
 			return true
-		case strings.HasSuffix(w, "token") && !counted:
+		case strings.HasSuffix(w, "token") && (in(prev, credentials) || in(strings.TrimSuffix(w, "token"), credentials) || !counted):
 			return true
-		case w == "tokens" && in(prev, "refresh access auth api session id bearer oauth jwt csrf xsrf github gitlab slack personal service device user client"):
+		case w == "tokens" && in(prev, credentials):
 			return true
 		case strings.HasSuffix(w, "tokens") && w != "tokens":
 			return true
