@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nous-go/nous/internal/jsonx"
 )
@@ -174,7 +175,16 @@ func (s *sanitizer) top(m map[string]any) (map[string]any, bool) {
 // copy. m itself is never modified.
 func (s *sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any // a copy, made at the first change
+	collide := collidingKeys(m)
 	for k, v := range m {
+		if collide[k] {
+			s.drop(k)
+			if out == nil {
+				out = maps.Clone(m)
+			}
+			delete(out, k)
+			continue
+		}
 		if s.redacting && s.rule(k) {
 			s.secrets = append(s.secrets, s.where(k))
 			if out == nil {
@@ -204,6 +214,37 @@ func (s *sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool)
 		return m, false
 	}
 	return out, true
+}
+
+// collidingKeys returns the keys of m that are not valid UTF-8 and that,
+// written with each invalid byte replaced by U+FFFD (as JSON must), equal
+// another key of m: a document could hold only one of them, and which one
+// would depend on the map's order. It allocates only for a map with such a
+// key.
+func collidingKeys(m map[string]any) map[string]bool {
+	var invalid []string
+	for k := range m {
+		if !utf8.ValidString(k) {
+			invalid = append(invalid, k)
+		}
+	}
+	if len(invalid) == 0 {
+		return nil
+	}
+	written := make(map[string]int, len(m))
+	for k := range m {
+		written[string(validUTF8([]byte(k)))]++
+	}
+	var out map[string]bool
+	for _, k := range invalid {
+		if written[string(validUTF8([]byte(k)))] > 1 {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // listValue returns l without what cannot be written (those elements are

@@ -734,3 +734,33 @@ func TestSerializeLeavesTheLogAsItIs(t *testing.T) {
 		}
 	}
 }
+
+// Keys that differ only in bytes that are not UTF-8 would be written as one
+// key twice (JSON replaces each such byte with U+FFFD), one value lost at
+// random: they are dropped, every one of them, with a warning naming them,
+// in deps, event data and metadata alike; a key that is not UTF-8 and meets
+// no other is written, repaired.
+func TestSerializeDropsKeysThatCollideAsUTF8(t *testing.T) {
+	rec := &nous.LogRecorder{}
+	colliding := func() map[string]any {
+		return map[string]any{"a\xff": 1, "a\xfe": 2, "a\ufffd": 3, "b\xff": 4, "ok": 5}
+	}
+	c := nous.NewContext(nous.WithLogger(slog.New(rec)), nous.WithDeps(colliding()))
+	m := nous.UserMessage("hi")
+	m.Metadata = colliding()
+	serMust(t, c.AddMessage(m))
+	serMust(t, c.LogEvent(nous.EventTurnStart, colliding()))
+	data, err := c.Serialize()
+	serMust(t, err)
+	d, err := nous.Deserialize(data)
+	serMust(t, err)
+	e, _ := d.Log().Event(2)
+	got, _ := d.LastMessage()
+	for where, m := range map[string]map[string]any{"deps": d.Deps, "metadata": got.Metadata, "event data": e.Data} {
+		assert.Equal(t, map[string]any{"a\ufffd": 3, "b\ufffd": 4, "ok": 5}, m, where)
+	}
+	warned := strings.Join(rec.Matching("dropped"), "\n")
+	assert.Contains(t, warned, "unencodable", "a warning names the keys dropped")
+	assert.Contains(t, warned, "deps.a", "a warning names the keys dropped")
+	assert.Equal(t, 4, d.Deps["b\ufffd"], "a key with no other like it is kept")
+}
