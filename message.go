@@ -349,7 +349,24 @@ func (m Message) validate() error {
 	if (m.Role == RoleUser || m.Role == RoleSystem) && m.Content == "" && !slices.ContainsFunc(m.Parts, ContentPart.hasContent) {
 		return fmt.Errorf("%s message with empty content: %w", m.Role, ErrInvalidMessage)
 	}
+	if (m.Role == RoleUser || m.Role == RoleSystem) && m.Content == "" && !slices.ContainsFunc(m.Parts, writtenWithContent) {
+		return fmt.Errorf("%s message whose only content, its parts' options, holds nothing JSON can: it would be saved empty, and refused when read back: %w", m.Role, ErrInvalidMessage)
+	}
 	return nil
+}
+
+// writtenWithContent reports whether p has content as it is written: text,
+// or options that keep a value once what JSON cannot hold is dropped (which
+// only a part without text, rarely, pays a sanitizer for).
+func writtenWithContent(p ContentPart) bool {
+	if p.Content != "" {
+		return true
+	}
+	if len(p.Options) == 0 {
+		return false
+	}
+	opts, _ := newSanitizer(nil).top(p.Options)
+	return len(opts) > 0
 }
 
 // UnmarshalJSON decodes a message; whole numbers in Metadata decode as int.
