@@ -163,3 +163,27 @@ func (c *Context) checkReplace(first, last int, m *Message) error {
 	}
 	return nil
 }
+
+// openCalls returns the IDs of the calls the view ends waiting for: the
+// calls of its last message that is not a tool message, less those the tool
+// messages after it answer (each once). It reads that group alone.
+func (c *Context) openCalls() []string {
+	n := c.Len()
+	i := n - 1
+	for i >= 0 && c.at(i).Role == RoleTool {
+		i--
+	}
+	if i < 0 {
+		return nil
+	}
+	var open []string
+	for _, tc := range c.at(i).ToolCalls {
+		open = append(open, tc.ID)
+	}
+	for j := i + 1; j < n; j++ {
+		if k := slices.Index(open, c.at(j).ToolCallID); k >= 0 {
+			open = slices.Delete(open, k, k+1)
+		}
+	}
+	return open
+}

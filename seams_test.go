@@ -258,6 +258,9 @@ func (s *seams) toolTurn(step int) {
 	if err != nil {
 		s.fail(step, "run tool calls: %v", err)
 	}
+	for _, call := range calls {
+		s.calls = append(s.calls, call.ID) // every call run is recorded
+	}
 	mustStep(s, step, c.AddMessage(nous.AssistantMessage(fmt.Sprint("answer ", s.turn))))
 }
 

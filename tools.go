@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -50,7 +51,11 @@ type ToolFunc func(ctx context.Context, rc RunContext) ToolResult
 // joining one error per such call, each naming the call and wrapping the
 // update's error. Before running anything, it returns ctx's error when ctx
 // is done, and an error wrapping [ErrInvalidMessage] for a call without an
-// ID, which no result could answer; then nothing changes.
+// ID, which no result could answer, and one wrapping [ErrUnpaired] for a
+// call the view does not end waiting for (no assistant message made it, or
+// a result answers it already), whose result would pair with nothing; then
+// nothing changes. Every call run is recorded ([Context.AddToolCall]) just
+// before its result, as the reference library records executed calls.
 //
 // The context must not be used by anything else until RunToolCalls returns.
 func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFunc, opts ...RunContextOption) error {
@@ -64,6 +69,15 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 		if call.ID == "" {
 			return fmt.Errorf("nous: run tool calls: call %d (%s) has no id, so no result can answer it: %w", i, call.Name, ErrInvalidMessage)
 		}
+	}
+	open := c.openCalls()
+	for i, call := range calls {
+		k := slices.Index(open, call.ID)
+		if k < 0 {
+			return fmt.Errorf("nous: run tool calls: call %d (%q, %s) is not a call the view ends waiting for (add the assistant message that makes it first), so its result would pair with nothing: %w",
+				i, call.ID, call.Name, ErrUnpaired)
+		}
+		open = slices.Delete(open, k, k+1)
 	}
 	results := make([]ToolResult, len(calls))
 	var wg sync.WaitGroup
@@ -80,6 +94,7 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 
 	var failed []error
 	for i, call := range calls {
+		c.AddToolCall(call)
 		r := &results[i]
 		if r.Err == nil {
 			if err := r.Update.Apply(c); err != nil {

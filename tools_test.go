@@ -179,9 +179,46 @@ func TestRunToolCallsFailedToolUpdateNotApplied(t *testing.T) {
 	assert.Equal(t, 1, c.Deps["n"], "the good call's update applies")
 	_, ok := c.Deps["failed"]
 	assert.False(t, ok, "the failed call's update does not")
-	assert.Equal(t, before+2, c.Log().Len(), "two results and no event of the failed update")
+	assert.Equal(t, before+4, c.Log().Len(), "two recorded calls, two results and no event of the failed update")
+	assert.Equal(t, []nous.ToolCall{calls[0], calls[1]}, c.ToolCalls, "every call run is recorded")
 	last, _ := c.LastMessage()
 	assert.Equal(t, "bad", last.ToolCallID)
 	assert.Equal(t, "it broke", last.Content)
 	assert.Equal(t, true, last.Metadata[nous.MetadataIsError])
+}
+
+// RunToolCalls runs only calls the view ends waiting for: a call no
+// assistant message made, one already answered, or one given twice is
+// refused before anything runs, and nothing changes.
+func TestRunToolCallsRefusesCallsTheViewDoesNotWaitFor(t *testing.T) {
+	run := func(context.Context, nous.RunContext) nous.ToolResult { return nous.ToolResult{Content: "ok"} }
+	a, b := nous.ToolCall{ID: "a", Name: "f"}, nous.ToolCall{ID: "b", Name: "f"}
+	for name, tt := range map[string]struct {
+		view  []nous.Message
+		calls []nous.ToolCall
+	}{
+		"no assistant message":      {[]nous.Message{nous.UserMessage("hi")}, []nous.ToolCall{a}},
+		"a call of another message": {[]nous.Message{nous.AssistantMessage("", b)}, []nous.ToolCall{a}},
+		"a call answered already":   {[]nous.Message{nous.AssistantMessage("", a, b), nous.ToolMessage("a", "f", "done")}, []nous.ToolCall{a}},
+		"one call given twice":      {[]nous.Message{nous.AssistantMessage("", a)}, []nous.ToolCall{a, a}},
+		"a call of an earlier turn": {[]nous.Message{nous.AssistantMessage("", a), nous.UserMessage("next")}, []nous.ToolCall{a}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := nous.NewContext()
+			require.NoError(t, c.AddMessages(tt.view...))
+			before := c.Log().Len()
+			var ran atomic.Int32
+			err := c.RunToolCalls(context.Background(), tt.calls, func(ctx context.Context, rc nous.RunContext) nous.ToolResult {
+				ran.Add(1)
+				return run(ctx, rc)
+			})
+			require.ErrorIs(t, err, nous.ErrUnpaired)
+			assert.Zero(t, ran.Load(), "nothing ran")
+			assert.Equal(t, before, c.Log().Len(), "nothing changed")
+		})
+	}
+	c := nous.NewContext()
+	require.NoError(t, c.AddMessages(nous.AssistantMessage("", a, b), nous.ToolMessage("a", "f", "done")))
+	require.NoError(t, c.RunToolCalls(context.Background(), []nous.ToolCall{b}, run), "the call still waiting runs")
+	require.NoError(t, c.CheckToolPairing())
 }
