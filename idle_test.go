@@ -2,6 +2,7 @@ package nous_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -32,4 +33,44 @@ func TestIdleSaveWithNaNInToolCallMetadata(t *testing.T) {
 	if after := revisionOf(t, s, c.Log().ID()); after != before {
 		t.Fatalf("two saves with nothing new moved the revision from %d to %d", before, after)
 	}
+}
+
+// A save with nothing new does not contact the store, so a context another
+// writer overtook saves nothing and returns nil; its first save with
+// something new conflicts, and the store keeps the other writer's turn.
+func TestIdleSaveOfAnOvertakenContext(t *testing.T) {
+	ctx := context.Background()
+	s := &counting{Store: storetest.NewMemory()}
+	a := nous.NewContext(quietOption)
+	mustDo(t, a.AddMessage(nous.UserMessage("one")))
+	mustDo(t, a.Save(ctx, s))
+	b, err := nous.Load(ctx, s, a.Log().ID())
+	mustDo(t, err)
+	mustDo(t, b.AddMessage(nous.UserMessage("b's turn")))
+	mustDo(t, b.Save(ctx, s))
+	appends := s.appends
+	mustDo(t, a.Save(ctx, s))
+	if s.appends != appends {
+		t.Fatal("an idle save reached the store")
+	}
+	mustDo(t, a.AddMessage(nous.UserMessage("a's turn")))
+	if err := a.Save(ctx, s); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("a's save with something new: %v, want ErrConflict", err)
+	}
+	c, err := nous.Load(ctx, s, a.Log().ID())
+	mustDo(t, err)
+	if last, _ := c.LastMessage(); c.Len() != 2 || last.Content != "b's turn" {
+		t.Fatalf("the store holds %d messages, the last %q: want b's turn kept", c.Len(), last.Content)
+	}
+}
+
+// counting counts the appends that reach a store.
+type counting struct {
+	nous.Store
+	appends int
+}
+
+func (c *counting) Append(ctx context.Context, b nous.Batch) error {
+	c.appends++
+	return c.Store.Append(ctx, b)
 }

@@ -38,10 +38,14 @@ const maxAttempts = 16
 // and fork seq; a fork's first save stores every event, its parent's
 // included, so it loads whatever later happens to the parent. A save costs
 // the new events and the state, whatever the length of the log. A save with
-// nothing new writes nothing and does not contact s.
+// nothing new writes nothing and does not contact s, so it returns nil even
+// when another writer saved the log since: c has nothing the store lacks,
+// and the conflict shows at the first save with something new (or at
+// Refresh, which brings the other writer's turns).
 //
-// When another writer saved the log since c last saw it, Save stores nothing
-// and returns an error wrapping [ErrConflict]; c is unchanged. The way on is
+// When another writer saved the log since c last saw it, a save with
+// something new stores nothing and returns an error wrapping
+// [ErrConflict]; c is unchanged. The way on is
 // to redo the turn on the stored log: [Context.Refresh] (when c has no
 // unsaved changes) or [Load], then add the turn's messages again and save.
 // A context that was never saved to s (a new one, a clone, one from
