@@ -109,7 +109,8 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
-	synced syncPoint // the store's head and state as c last saw them
+	synced syncPoint    // the store's head and state as c last saw them
+	warned *warnedPaths // the paths of dropped values its warnings named
 
 	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
@@ -481,7 +482,8 @@ func (c *Context) Clone() *Context {
 	d.view = c.view.fork()
 	d.synced = syncPoint{}  // a fork was never saved
 	d.tokens = tokenCache{} // its own: the counts are appended to
-	d.rederive()            // d.Deps is a deep copy: no list of c's is in it
+	d.warned = new(warnedPaths)
+	d.rederive() // d.Deps is a deep copy: no list of c's is in it
 	return &d
 }
 

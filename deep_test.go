@@ -64,22 +64,31 @@ func TestMergeBeyondCopyDepthWritesNothingShared(t *testing.T) {
 	}
 }
 
-// Serialize's warning and AppendEventJSON's each name the method that
-// dropped the values.
+// AppendEventJSON's warning and Serialize's each name the method that
+// dropped the values, and a path a warning named is not named again by the
+// same context: a credential kept in deps warns once, not at every save.
 func TestDroppedValuesWarningNamesTheMethod(t *testing.T) {
 	rec := &nous.LogRecorder{}
-	c := nous.NewContext(nous.WithLogger(slog.New(rec)), nous.WithDeps(map[string]any{"f": func() {}}))
+	c := nous.NewContext(nous.WithLogger(slog.New(rec)), nous.WithDeps(map[string]any{"f": func() {}, "api_key": "sk"}))
 	require.NoError(t, c.LogEvent(nous.EventToolCall, map[string]any{"ch": make(chan int)}))
-	_, err := c.Serialize()
+	_, err := c.AppendEventJSON(nil, 1)
 	require.NoError(t, err)
-	_, err = c.AppendEventJSON(nil, 1)
+	_, err = c.Serialize()
 	require.NoError(t, err)
+	for range 3 {
+		_, err = c.Serialize()
+		require.NoError(t, err)
+	}
 	warnings := rec.Warnings()
 	require.Len(t, warnings, 2)
-	assert.Contains(t, warnings[0], "Serialize dropped")
-	assert.Contains(t, warnings[0], "deps.f")
-	assert.Contains(t, warnings[1], "AppendEventJSON dropped")
-	assert.Contains(t, warnings[1], "log.events[0].data.ch")
+	assert.Contains(t, warnings[0], "AppendEventJSON dropped")
+	assert.Contains(t, warnings[0], "log.events[0].data.ch")
+	assert.Contains(t, warnings[1], "Serialize dropped")
+	assert.Contains(t, warnings[1], "deps.f")
+	assert.Contains(t, warnings[1], "deps.api_key")
+	assert.NotContains(t, warnings[1], "log.events[0]", "named before")
+	_, _ = c.Clone().Serialize() // a clone is another context: it warns on its own
+	assert.Len(t, rec.Warnings(), 3)
 
 	_, err = c.AppendEventJSON(nil, 2)
 	require.ErrorIs(t, err, nous.ErrOutOfRange)

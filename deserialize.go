@@ -219,6 +219,7 @@ func restoreState(w *wireInput, v1 bool) (*Context, error) {
 		Iteration:     w.Iteration,
 		MaxIterations: 10,
 		AgentName:     w.AgentName,
+		warned:        new(warnedPaths),
 	}
 	if w.MaxIterations != nil {
 		c.MaxIterations = *w.MaxIterations

@@ -123,6 +123,7 @@ func NewContext(opts ...Option) *Context {
 		Logger:            o.logger,
 		Redact:            o.redact,
 		log:               eventLog{id: newLogID()},
+		warned:            new(warnedPaths),
 	}
 	if c.Deps == nil {
 		c.Deps = map[string]any{}
