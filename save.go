@@ -387,9 +387,7 @@ func (l *eventLog) appendStored(view []int64, e *Event) ([]int64, error) {
 		l.push(&r)
 		return view, nil
 	}
-	index := func(seq int64) int {
-		return slices.IndexFunc(view, func(mi int64) bool { return l.msg(mi).seq == seq })
-	}
+	index := func(seq int64) int { return entryOf(view, l.msgIndex(seq)) }
 	switch {
 	case e.Type == EventReplace:
 		f, z := index(e.First), index(e.Last)
@@ -405,4 +403,42 @@ func (l *eventLog) appendStored(view []int64, e *Event) ([]int64, error) {
 		return slices.Insert(view, a+1, l.pushMessage(&r, e.Message)), nil
 	}
 	return append(view, l.pushMessage(&r, e.Message)), nil
+}
+
+// msgIndex returns the index in l's messages of the message of the event
+// with the given seq, or -1 when no message event has it: messages are
+// stored in seq order, so a binary search finds it.
+func (l *eventLog) msgIndex(seq int64) int64 {
+	lo, hi := int64(0), l.msgs.len()
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if l.msg(mid).seq < seq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < l.msgs.len() && l.msg(lo).seq == seq {
+		return lo
+	}
+	return -1
+}
+
+// entryOf returns the position of entry mi in view, or -1, looking from
+// both ends at once: an anchor near either end (a compaction's first
+// message, the call a patched result follows) is found in the steps it is
+// from that end.
+func entryOf(view []int64, mi int64) int {
+	if mi < 0 {
+		return -1
+	}
+	for i, j := 0, len(view)-1; i <= j; i, j = i+1, j-1 {
+		if view[i] == mi {
+			return i
+		}
+		if view[j] == mi {
+			return j
+		}
+	}
+	return -1
 }

@@ -83,3 +83,38 @@ func BenchmarkSaveRecordedToolCalls(b *testing.B) {
 		})
 	}
 }
+
+// msgIndex finds a message event's message by seq, and nothing for a seq
+// that is no message event's; entryOf finds an entry anywhere in a view,
+// from either end.
+func TestRefreshFindsAnchorsBySeq(t *testing.T) {
+	c := NewContext()
+	for i := range 5 {
+		if err := c.AddMessage(UserMessage(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.LogEvent(EventTurnStart, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := int64(0); seq <= 11; seq++ {
+		want := int64(-1)
+		if seq%2 == 1 && seq <= 9 {
+			want = (seq - 1) / 2
+		}
+		if got := c.log.msgIndex(seq); got != want {
+			t.Errorf("msgIndex(%d) = %d, want %d", seq, got, want)
+		}
+	}
+	view := []int64{7, 3, 9, 1, 4}
+	for i, mi := range view {
+		if got := entryOf(view, mi); got != i {
+			t.Errorf("entryOf(%d) = %d, want %d", mi, got, i)
+		}
+	}
+	for _, mi := range []int64{-1, 0, 5} {
+		if got := entryOf(view, mi); got != -1 {
+			t.Errorf("entryOf(%d) = %d, want -1", mi, got)
+		}
+	}
+}
