@@ -194,11 +194,25 @@ func encodeEach(n int, write func(jw *jsonWriter, i int)) ([]json.RawMessage, er
 
 // logInfo returns the info of c's log with the given head, updated now.
 func (c *Context) logInfo(head int64) LogInfo {
-	sec, nsec := c.log.id.Time().UnixTime()
+	at := now()
 	return LogInfo{
 		ID: c.log.id, Parent: c.log.parent, ForkSeq: c.log.forkSeq, Head: head,
-		CreatedAt: time.Unix(sec, nsec).UTC(), UpdatedAt: now(),
+		CreatedAt: c.createdAt(at), UpdatedAt: at,
 	}
+}
+
+// createdAt returns when c's log was created: the time in its UUID v7, or,
+// for a log ID of another version (a document may hold any UUID), the
+// start of the run when it has one, else at.
+func (c *Context) createdAt(at time.Time) time.Time {
+	if c.log.id.Version() == 7 {
+		sec, nsec := c.log.id.Time().UnixTime()
+		return time.Unix(sec, nsec).UTC()
+	}
+	if !c.StartedAt.IsZero() && encodableTime(c.StartedAt) {
+		return c.StartedAt.UTC()
+	}
+	return at
 }
 
 // stateJSON returns the state document of c, sanitized by s.

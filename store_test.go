@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/filestore"
 	"github.com/nous-go/nous/storetest"
 )
 
@@ -255,4 +256,34 @@ func TestRefreshBadEventAfterReplaceChangesNothing(t *testing.T) {
 // package's to keep, and its own tests check them.
 func TestStoreConformance(t *testing.T) {
 	storetest.Run(t, func(*testing.T) nous.Store { return storetest.NewMemory() })
+}
+
+// A document may hold a log ID of any UUID version; the time in such an ID
+// is no creation time. Stores take the run's start instead, so the log
+// saves and lists with a real time, in the file store too.
+func TestLogIDOfAnotherVersionSaves(t *testing.T) {
+	ctx := context.Background()
+	fs, err := filestore.Open(t.TempDir(), filestore.WithoutSync())
+	mustDo(t, err)
+	defer fs.Close()
+	c := nous.NewContext()
+	mustDo(t, c.AddMessage(nous.UserMessage("hi")))
+	data, err := c.Serialize()
+	mustDo(t, err)
+	const v4 = "ffffffff-ffff-4fff-bfff-ffffffffffff"
+	d, err := nous.Deserialize(bytes.Replace(data, []byte(c.Log().ID().String()), []byte(v4), 1))
+	mustDo(t, err)
+	for name, s := range map[string]nous.Store{"memory": storetest.NewMemory(), "file": fs} {
+		e, err := nous.Deserialize(bytes.Replace(data, []byte(c.Log().ID().String()), []byte(v4), 1))
+		mustDo(t, err)
+		if err := e.Save(ctx, s); err != nil {
+			t.Fatalf("%s store: a save of a log whose ID is a UUID v4: %v", name, err)
+		}
+		for info, err := range s.List(ctx, nous.ListOptions{}) {
+			mustDo(t, err)
+			if !info.CreatedAt.Equal(d.StartedAt) {
+				t.Errorf("%s store: created at %s, want the run's start %s", name, info.CreatedAt, d.StartedAt)
+			}
+		}
+	}
 }

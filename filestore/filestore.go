@@ -29,6 +29,10 @@ import (
 	"github.com/nous-go/nous"
 )
 
+// ErrTooLarge reports a batch larger than a frame of a log file holds (4
+// GiB): nothing of it is written; save more often.
+var ErrTooLarge = errors.New("filestore: batch too large for one frame")
+
 // ErrLocked reports a directory another process holds open.
 var ErrLocked = errors.New("filestore: directory is locked by another process")
 
@@ -309,6 +313,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
 	}
 	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
+	if err := checkFrame(&f); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
 	version := byte(2)
 	if e != nil {
 		version = e.file.version

@@ -3,6 +3,7 @@ package filestore
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,38 @@ type frame struct {
 	callsAt int
 	calls   []json.RawMessage
 }
+
+// maxPayload bounds a frame's payload, whose length is a uint32; a
+// variable so that a test can lower it.
+var maxPayload = int64(math.MaxUint32)
+
+// checkFrame reports whether f can be written as a frame: its payload
+// within maxPayload (so every length in it fits a uint32 too), and its
+// times within the Unix nanoseconds an int64 holds (years 1678 to 2262).
+func checkFrame(f *frame) error {
+	size := int64(3*16 + 6*8 + 4 + len(f.state) + 4 + 8)
+	for _, e := range f.events {
+		size += 4 + int64(len(e))
+	}
+	if size > maxPayload {
+		return fmt.Errorf("a batch of %d bytes (%d events), over the %d a frame holds: save more often: %w", size, len(f.events), maxPayload, ErrTooLarge)
+	}
+	for _, t := range []struct {
+		name string
+		at   time.Time
+	}{{"created", f.info.CreatedAt}, {"updated", f.info.UpdatedAt}} {
+		if t.at.Before(minTime) || t.at.After(maxTime) {
+			return fmt.Errorf("the log's %s time %s is outside the years 1678 to 2262 a log file can hold", t.name, t.at)
+		}
+	}
+	return nil
+}
+
+// The times a frame holds, as Unix nanoseconds in an int64.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
 
 // appendFrame appends the encoding of f, a frame of a file of the given
 // version (1 or 2), to dst.

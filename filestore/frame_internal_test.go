@@ -2,9 +2,11 @@ package filestore
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +105,47 @@ func TestParseLog(t *testing.T) {
 	}
 	if _, err := parseLog([]byte("NOTALOG!rest")); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("wrong magic: %v", err)
+	}
+}
+
+// A batch over what a frame holds, or a time outside the years a frame's
+// Unix nanoseconds hold, is refused with a clear error before anything is
+// written; the log saves on once the batch fits.
+func TestFrameLimits(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir(), WithoutSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := nous.NewContext()
+	if err := c.AddMessage(nous.UserMessage("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	defer func(old int64) { maxPayload = old }(maxPayload)
+	maxPayload = 4096
+	if err := c.AddMessage(nous.UserMessage(strings.Repeat("x", 5000))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(ctx, s); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a batch over the frame's bound: %v, want ErrTooLarge", err)
+	}
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	if err != nil || got.Len() != 1 {
+		t.Fatalf("after a refused batch the log holds %d messages (%v), want 1", got.Len(), err)
+	}
+	maxPayload = 1 << 20
+	if err := c.Save(ctx, s); err != nil {
+		t.Fatalf("the batch once it fits: %v", err)
+	}
+
+	for name, at := range map[string]time.Time{"year 1500": time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), "year 2300": time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, Incarnation: uuid.New(), CreatedAt: at, UpdatedAt: time.Now()}
+		if err := s.Append(ctx, nous.Batch{Info: info, State: []byte(`{"version":2}`)}); err == nil || !strings.Contains(err.Error(), "1678 to 2262") {
+			t.Errorf("a log created in %s: %v", name, err)
+		}
 	}
 }
