@@ -3,12 +3,12 @@ package filestore
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"time"
