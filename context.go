@@ -419,7 +419,10 @@ func (c *Context) PatchDanglingToolCalls() int {
 			answered = append(answered, c.log.msg(c.view.entries[j]).msg.ToolCallID)
 		}
 		var dangling []ToolCall
-		for _, tc := range m.ToolCalls {
+		for k, tc := range m.ToolCalls {
+			if slices.ContainsFunc(m.ToolCalls[:k], func(o ToolCall) bool { return o.ID == tc.ID }) {
+				continue // a second use of an ID opens no call (see CheckToolPairing): nothing answers it
+			}
 			if k := slices.Index(answered, tc.ID); k >= 0 {
 				answered = slices.Delete(answered, k, k+1)
 			} else {

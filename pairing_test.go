@@ -202,3 +202,17 @@ func TestPairingErrorFields(t *testing.T) {
 		t.Fatalf("PairingError %+v, want message 2, call c1", pe)
 	}
 }
+
+// A message that uses one call ID twice opens one call: PatchDanglingToolCalls
+// answers it once, and CheckToolPairing then reports the second use, never
+// an orphan of the patch's own making.
+func TestPatchAndPairingAgreeOnARepeatedID(t *testing.T) {
+	c := nous.NewContext()
+	call := nous.ToolCall{ID: "dup", Name: "f"}
+	require.NoError(t, c.AddMessage(nous.AssistantMessage("", call, call)))
+	assert.Equal(t, 1, c.PatchDanglingToolCalls())
+	var pe nous.PairingError
+	require.ErrorAs(t, c.CheckToolPairing(), &pe)
+	assert.Contains(t, pe.Problem, "twice", "the repeated ID is what is wrong, not the patch")
+	assert.Equal(t, 0, c.PatchDanglingToolCalls(), "idempotent")
+}
