@@ -664,7 +664,12 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 					results[m.msgs[end].ToolCallID]++
 				}
 				var missing []nous.ToolCall
+				used := map[string]bool{}
 				for _, tc := range m.msgs[i].ToolCalls {
+					if used[tc.ID] { // a second use of an ID opens no call
+						continue
+					}
+					used[tc.ID] = true
 					if results[tc.ID] > 0 {
 						results[tc.ID]--
 					} else {
