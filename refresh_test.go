@@ -144,3 +144,41 @@ func mustBench(b *testing.B, err error) {
 		b.Fatal(err)
 	}
 }
+
+// dbHandle stands for a runtime's handle in deps: JSON writes it as {}.
+type dbHandle struct{ conn func() }
+
+// A refresh takes what another writer changed and keeps what the store
+// never held (a secret, a handle whose func JSON cannot hold) and what it
+// holds unchanged as the context has it (typed values stay typed).
+func TestRefreshKeepsWhatTheStoreNeverHeld(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	db := &dbHandle{conn: func() {}}
+	a := nous.NewContext(quietOption, nous.WithDeps(map[string]any{"user": "ada"}))
+	a.Deps["api_key"] = "sk-secret"
+	a.Deps["db"] = db
+	a.Deps["tags"] = []string{"x", "y"}
+	a.Deps["topic"] = "first"
+	mustDo(t, a.AddMessage(nous.UserMessage("one")))
+	mustDo(t, a.Save(ctx, s))
+	b, err := nous.Load(ctx, s, a.Log().ID())
+	mustDo(t, err)
+	mustDo(t, b.AddMessage(nous.UserMessage("two")))
+	b.Deps["topic"] = "second"
+	b.Deps["added"] = 1
+	mustDo(t, b.Save(ctx, s))
+
+	mustDo(t, a.Refresh(ctx, s))
+	if a.Deps["api_key"] != "sk-secret" || a.Deps["db"] != db {
+		t.Errorf("what the store never held was dropped: api_key %v, db %#v", a.Deps["api_key"], a.Deps["db"])
+	}
+	if tags, ok := a.Deps["tags"].([]string); !ok || len(tags) != 2 {
+		t.Errorf("an unchanged typed value came back as %T", a.Deps["tags"])
+	}
+	if a.Deps["topic"] != "second" || a.Deps["added"] != 1 || a.Deps["user"] != "ada" {
+		t.Errorf("what the other writer changed was not taken: %v", a.Deps)
+	}
+	mustDo(t, a.AddMessage(nous.UserMessage("three")))
+	mustDo(t, a.Save(ctx, s)) // and the refreshed context saves on
+}

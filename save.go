@@ -272,7 +272,10 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 
 // Refresh brings c up to date with s: it appends the events stored after the
 // seq c last saw, folding them as usual (tool calls recorded since join
-// ToolCalls), and takes the stored state. It costs the new events, not the
+// ToolCalls), and takes the stored state. Deps the store never holds
+// (secrets, values JSON cannot hold, such as a handle's func) stay as c has
+// them, and so does a value the store holds unchanged (a []string stays a
+// []string, a *DB its pointer): only what another writer changed is taken. It costs the new events, not the
 // whole log. When the store has not moved on, c is left as it is. When it
 // has and c has unsaved changes (events, or state that differs from what it
 // last saved or loaded), it returns an error wrapping [ErrConflict] and c is
@@ -334,11 +337,37 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	}
 	c.calls = c.ToolCalls
 	c.log, c.view.entries, c.view.shared = l, view, false
-	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, d.Deps, d.Usage, d.NeedsResponse
+	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, c.refreshedDeps(d.Deps), d.Usage, d.NeedsResponse
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
 	c.rederive()
 	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
 	return nil
+}
+
+// refreshedDeps returns the deps c takes from a refresh, stored being the
+// deps the store holds now: those, but for each top-level key of c's that
+// the store never held (dropped when c saved: a secret, a value JSON cannot
+// hold) or holds as c wrote it, c's own value.
+func (c *Context) refreshedDeps(stored map[string]any) map[string]any {
+	written := newSanitizer(c.Redact).deps(c.Deps)
+	for k, v := range c.Deps {
+		w, wasWritten := written[k]
+		s, isStored := stored[k]
+		if !wasWritten && !isStored || wasWritten && isStored && sameJSON(w, s) {
+			if stored == nil {
+				stored = map[string]any{}
+			}
+			stored[k] = v
+		}
+	}
+	return stored
+}
+
+// sameJSON reports whether a and b, values as written, have one encoding.
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // decodeStored decodes the events a store returned, which must be the seqs
