@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -139,6 +140,8 @@ type CompactPlan struct {
 	headJoin       int          // the token kept for the overlay's join to the summary (a range that starts the view)
 	counter        TokenCounter // the counter it counted with
 	log            uuid.UUID    // the log it was made for
+	logLen         int64        // its length then
+	lastAt         time.Time    // the time of its last event then: which events it was made of
 	prefix         []int64      // the view entries before the range
 	next           int64        // the entry after the range; -1 at the end
 	overlayText    string       // the overlay as planned
@@ -375,7 +378,10 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: %w", k.total, k.reserve, budget, k.overBudget())
 	}
 	off := c.overlayOffset()
-	p.TokensAfter, p.log = best.after-k.reserve, c.log.id
+	p.TokensAfter, p.log, p.logLen = best.after-k.reserve, c.log.id, c.log.len()
+	if p.logLen > 0 {
+		p.lastAt = c.log.rec(p.logLen).at
+	}
 	j := 0 // the prunes before the range go with the plan, those in it with Dropped
 	for ; j < len(k.prunes) && k.prunes[j].pos < best.lo; j++ {
 		p.prunes = append(p.prunes, k.prunes[j])
@@ -505,6 +511,11 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 		return nil
 	case p.log != c.log.id:
 		return fmt.Errorf("nous: apply compaction: the plan is of log %s: %w", uuid.UUID(p.log), ErrConflict)
+	case p.logLen > c.log.len() || p.logLen > 0 && !c.log.rec(p.logLen).at.Equal(p.lastAt):
+		// The events the plan names are not the ones it was made of: the
+		// log was loaded again after another writer's save, say, and its
+		// entries hold other messages at the same places.
+		return fmt.Errorf("nous: apply compaction: the log's first %d events are not those the plan was made of (loaded again since?): %w", p.logLen, ErrConflict)
 	}
 	for _, pr := range p.prunes {
 		if pr.pos >= len(c.view.entries) || c.view.entries[pr.pos] != pr.entry {

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/storetest"
 )
 
 // C3: a summary that is not a system message, in place of an earlier
@@ -137,4 +143,33 @@ func TestApplyCompactionRefusesResultAfterRangeEndingView(t *testing.T) {
 	if !bytes.Equal(serialized(t, c), before) {
 		t.Fatal("a refused plan changed the context")
 	}
+}
+
+// A plan names the events it was made of: replica A plans, replica B saves
+// a turn first, A's save conflicts and A loads the log again, as documented;
+// A's old plan then names entries that hold B's messages, and is refused.
+func TestApplyCompactionRefusesAPlanOfALogLoadedAgain(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	a := nous.NewContext(nous.WithLogger(quietLog))
+	for i := range 6 {
+		require.NoError(t, a.AddMessages(nous.UserMessage(fmt.Sprintf("question %d %s", i, strings.Repeat("x", 200))), nous.AssistantMessage(fmt.Sprint("answer ", i))))
+	}
+	require.NoError(t, a.Save(ctx, s))
+	b, err := nous.Load(ctx, s, a.Log().ID())
+	require.NoError(t, err)
+
+	require.NoError(t, a.AddMessages(nous.UserMessage("a's turn "+strings.Repeat("y", 400)), nous.AssistantMessage("a's answer"), nous.UserMessage("a's next")))
+	plan, err := a.PlanCompaction(150, nous.WithKeepTurns(0), nous.WithSummaryReserve(20))
+	require.NoError(t, err)
+	require.NotEmpty(t, plan.Dropped)
+	require.NoError(t, b.AddMessages(nous.UserMessage("b's turn "+strings.Repeat("z", 400)), nous.AssistantMessage("b's answer"), nous.UserMessage("b's next")))
+	require.NoError(t, b.Save(ctx, s))
+	require.ErrorIs(t, a.Save(ctx, s), nous.ErrConflict)
+	reloaded, err := nous.Load(ctx, s, a.Log().ID())
+	require.NoError(t, err)
+	before := reloaded.Messages()
+	err = reloaded.ApplyCompaction(plan, nous.SystemMessage("summary of a's view"))
+	require.ErrorIs(t, err, nous.ErrConflict)
+	assert.Equal(t, before, reloaded.Messages(), "nothing replaced")
 }
