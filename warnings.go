@@ -1,0 +1,64 @@
+package nous
+
+import (
+	"slices"
+	"sync"
+)
+
+// warnDropped warns, in one line on the context's logger, of the values s
+// dropped for the method op: the paths of the secrets and of the values
+// JSON cannot hold, never the values. A path the context named before is
+// not named again: a credential kept in deps, as documented, gives one
+// warning, not one per save.
+func (c *Context) warnDropped(s *sanitizer, op string) {
+	if len(s.secrets) == 0 && len(s.dropped) == 0 {
+		return
+	}
+	if c.warned == nil { // the zero Context
+		c.warned = new(warnedPaths)
+	}
+	var attrs []any
+	for _, kind := range []struct {
+		name  string
+		paths []string
+	}{{"secrets", s.secrets}, {"unencodable", s.dropped}} {
+		if paths := c.warned.fresh(kind.paths); len(paths) > 0 {
+			slices.Sort(paths)
+			attrs = append(attrs, kind.name, paths)
+		}
+	}
+	if len(attrs) > 0 {
+		c.logger().Warn("nous: "+op+" dropped values", attrs...)
+	}
+}
+
+// maxWarned bounds the paths a context remembers it named: past it, paths
+// are named every time.
+const maxWarned = 1024
+
+// warnedPaths are the paths a context's warnings named. It is safe for
+// concurrent use, as Serialize of an idle context is.
+type warnedPaths struct {
+	mu    sync.Mutex
+	paths map[string]struct{}
+}
+
+// fresh returns those of paths not named before, and remembers them.
+func (w *warnedPaths) fresh(paths []string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, p := range paths {
+		if _, seen := w.paths[p]; seen {
+			continue
+		}
+		out = append(out, p)
+		if len(w.paths) < maxWarned {
+			if w.paths == nil {
+				w.paths = map[string]struct{}{}
+			}
+			w.paths[p] = struct{}{}
+		}
+	}
+	return out
+}
