@@ -99,7 +99,10 @@
 // are never written, and runtime-only fields (callbacks, the cancellation
 // check, the logger) are never written either. [Context.AppendEventJSON]
 // writes one event in the same persisted form, for a store that keeps
-// events one by one. A conversation interrupted in the middle of a tool call
+// events one by one. What is never written (a credential, a handle to a
+// database) a runtime supplies once per process: after [Load], one
+// [Context.MergeDeps]; [Context.Refresh] then keeps it, taking only what
+// another writer changed. A conversation interrupted in the middle of a tool call
 // is repaired with [Context.PatchDanglingToolCalls] before it goes back to a
 // provider.
 //
