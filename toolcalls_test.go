@@ -207,8 +207,9 @@ func TestToolCallsAppendedDirectlyStayTheCallers(t *testing.T) {
 
 	mine[2].Name = "scribbled"
 	mine[2].Arguments[1] = 'X'
-	mine = append(mine, nous.ToolCall{ID: "the caller's"})
+	mine = append(mine, nous.ToolCall{ID: "the caller's"}) // into the room past the calls c recorded
 	assert.Equal(t, []string{"c", "h", "d"}, []string{c.ToolCalls[2].ID, c.ToolCalls[2].Name, c.ToolCalls[3].ID})
+	assert.Len(t, mine, 4)
 	assert.Equal(t, c.Log().ToolCalls(), c.ToolCalls)
 	_, err := c.Serialize()
 	require.NoError(t, err, "the caller's writes are no edit of ToolCalls")
