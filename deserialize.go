@@ -232,11 +232,8 @@ func restoreState(w *wireInput, v1 bool) (*Context, error) {
 		deps = map[string]any{}
 	}
 	c.Deps = deps
-	if c.ToolCalls, err = decodeToolCalls(w.ToolCalls, "tool_calls"); err != nil {
+	if c.ToolCalls, err = decodeToolCalls(w.ToolCalls, "tool_calls"); err != nil { // nil for none
 		return nil, err
-	}
-	if len(c.ToolCalls) == 0 {
-		c.ToolCalls = nil
 	}
 	if t := bytes.TrimSpace(w.StartedAt); len(t) > 0 && string(t) != "null" {
 		if err := json.Unmarshal(t, &c.StartedAt); err != nil {

@@ -102,6 +102,18 @@ func CheckRestoredForTest(t testing.TB, c *Context) {
 	}
 }
 
+// CheckToolCallsRecordForTest checks that c's ToolCalls is, to the slice
+// header, the record a save compares it with: the next Save or Refresh
+// tells by the slice alone, at no cost per call, that it was not written,
+// and a Serialize of c writes nothing.
+func CheckToolCallsRecordForTest(t testing.TB, c *Context) {
+	t.Helper()
+	n := c.log.calls.len()
+	if int64(len(c.ToolCalls)) != n || len(c.calls) != len(c.ToolCalls) || (n > 0 && &c.calls[0] != &c.ToolCalls[0]) {
+		t.Errorf("ToolCalls (%d calls) is not the record the next save compares it with (%d calls; the log records %d)", len(c.ToolCalls), len(c.calls), n)
+	}
+}
+
 // LogRecorder is a slog.Handler that keeps every record it is given, for the
 // tests that check what was logged.
 type LogRecorder struct {

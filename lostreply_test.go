@@ -1,11 +1,14 @@
 package nous_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/storetest"
@@ -167,5 +170,104 @@ func TestLostReplyIsNotAnotherWritersBatch(t *testing.T) {
 	if !errors.Is(err, nous.ErrConflict) {
 		t.Fatalf("c's save after d's: %v, want ErrConflict; the store now holds call b with arguments %s (d saved {\"v\":2})",
 			err, got.ToolCalls[1].Arguments)
+	}
+}
+
+// A store whose Read shows fewer events than its head says is not believed
+// about a lost reply: the events c did not see stored may not be its own,
+// so the retry conflicts instead of taking them as saved.
+func TestLostReplyNotTakenOnEventsUnseen(t *testing.T) {
+	ctx := context.Background()
+	s := &flakyStore{Store: storetest.NewMemory()}
+	c := nous.NewContext(quietOption)
+	mustDo(t, c.AddMessage(nous.UserMessage("one")))
+	mustDo(t, c.Save(ctx, s))
+	mustDo(t, c.AddMessages(nous.UserMessage("two"), nous.UserMessage("three")))
+	s.lose = true
+	if err := c.Save(ctx, s); !errors.Is(err, errCommitReplyLost) {
+		t.Fatalf("save with its reply lost: %v", err)
+	}
+	short := &lying{Store: s, edit: func(st *nous.Stored) {
+		if len(st.Events) > 1 {
+			st.Events = st.Events[:1]
+		}
+	}}
+	if err := c.Save(ctx, short); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("retry through a store that shows one of its two events: %v, want ErrConflict", err)
+	}
+}
+
+// reformatting is a store whose Read gives the state as a JSON column
+// would: the same document, written another way.
+type reformatting struct{ nous.Store }
+
+func (s reformatting) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	st, err := s.Store.Read(ctx, id, after)
+	if err == nil {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, st.State, "", "  "); err != nil {
+			return st, err
+		}
+		st.State = buf.Bytes()
+	}
+	return st, err
+}
+
+// A lost reply found on a store that writes the state its own way is taken
+// with the state as this package writes it: the retry stores nothing, and
+// the next save with nothing new writes nothing.
+func TestLostReplyOnAStoreThatReformatsTheState(t *testing.T) {
+	ctx := context.Background()
+	flaky := &flakyStore{Store: storetest.NewMemory()}
+	s := reformatting{flaky}
+	c := nous.NewContext(quietOption)
+	mustDo(t, c.AddMessage(nous.UserMessage("one")))
+	mustDo(t, c.Save(ctx, s))
+	mustDo(t, c.AddMessage(nous.UserMessage("two")))
+	c.IncrementIteration()
+	flaky.lose = true
+	if err := c.Save(ctx, s); !errors.Is(err, errCommitReplyLost) {
+		t.Fatalf("save with its reply lost: %v", err)
+	}
+	landed := revisionOf(t, s, c.Log().ID())
+	for range 2 {
+		mustDo(t, c.Save(ctx, s))
+	}
+	if got := revisionOf(t, s, c.Log().ID()); got != landed {
+		t.Fatalf("the retry of a batch that landed, and a save with nothing new, moved the revision from %d to %d", landed, got)
+	}
+}
+
+// counting is a store that counts the batches it is sent.
+type counting struct {
+	nous.Store
+	appends int
+}
+
+func (s *counting) Append(ctx context.Context, b nous.Batch) error {
+	s.appends++
+	return s.Store.Append(ctx, b)
+}
+
+// A save that conflicts with another writer's batch, which is no lost reply
+// of its own, sends its batch once: it is not sent again to see.
+func TestLostReplyLookedForOnceOnAConflict(t *testing.T) {
+	ctx := context.Background()
+	mem := storetest.NewMemory()
+	c := nous.NewContext(quietOption)
+	mustDo(t, c.AddMessage(nous.UserMessage("one")))
+	mustDo(t, c.Save(ctx, mem))
+	d, err := nous.Load(ctx, mem, c.Log().ID())
+	mustDo(t, err)
+	mustDo(t, d.AddMessage(nous.UserMessage("d's")))
+	mustDo(t, d.Save(ctx, mem))
+
+	s := &counting{Store: mem}
+	mustDo(t, c.AddMessage(nous.UserMessage("c's")))
+	if err := c.Save(ctx, s); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("c's save after d's: %v, want ErrConflict", err)
+	}
+	if s.appends != 1 {
+		t.Fatalf("a conflicting save sent its batch %d times, want once", s.appends)
 	}
 }

@@ -227,7 +227,7 @@ func TestSerializeUnencodable(t *testing.T) {
 	for _, k := range []string{"deps.fn", "deps.ch", "deps.cplx", "deps.nan", "deps.inf", "deps.f32nan", "deps.cyclic.self",
 		"deps.list[1]", "deps.struct", "deps.badnum", "deps.badraw", "deps.nested.fn", "deps.nested.list[1]",
 		"log.events[0].data.cb", "log.events[1].message.metadata.ch", "log.events[1].message.parts[0].options.nan",
-		"log.events[2].message.tool_calls[0].metadata.f", "tool_calls[0].metadata.f", "started_at"} {
+		"log.events[2].message.tool_calls[0].metadata.f", "log.events[3].call.metadata.f", "tool_calls[0].metadata.f", "started_at"} {
 		assert.Contains(t, warnings[0], k)
 	}
 	assert.Contains(t, warnings[0], "secrets=[deps.secret2]")
@@ -237,6 +237,7 @@ func TestSerializeUnencodable(t *testing.T) {
 	assert.NotNil(t, c.Deps["fn"])
 	m := c.Messages()
 	assert.Contains(t, m[0].Metadata, "ch")
+	assert.Contains(t, c.ToolCalls[0].Metadata, "f")
 
 	r, err := nous.Deserialize(data)
 	require.NoError(t, err)

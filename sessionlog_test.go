@@ -75,6 +75,7 @@ func TestFoldErrors(t *testing.T) {
 	two := []nous.Event{logEv(1, nous.EventUserMessage, u("a")), logEv(2, nous.EventTurnEnd, nil)}
 	with := func(es ...nous.Event) []nous.Event { return append(reftest.Copy(two).([]nous.Event), es...) }
 	withFirst := func(e nous.Event, f, l int64) nous.Event { e.First, e.Last = f, l; return e }
+	withAfter := func(e nous.Event, after int64) nous.Event { e.After = after; return e }
 	tests := []struct {
 		name   string
 		events []nous.Event
@@ -88,6 +89,8 @@ func TestFoldErrors(t *testing.T) {
 		{"empty type", with(logEv(3, "", u("b"))), nous.ErrUnknownEventType},
 		{"bookkeeping with a message", with(logEv(3, nous.EventTurnStart, u("b"))), nous.ErrInvalidLog},
 		{"bookkeeping with a range", with(withFirst(logEv(3, nous.EventStepEnd, nil), 1, 1)), nous.ErrInvalidLog},
+		{"bookkeeping after an entry", with(withAfter(logEv(3, nous.EventStepEnd, nil), 1)), nous.ErrInvalidLog},
+		{"message after a negative seq", with(withAfter(logEv(3, nous.EventUserMessage, u("b")), -1)), nous.ErrInvalidLog},
 		{"surface without a message", with(logEv(3, nous.EventUserMessage, nil)), nous.ErrInvalidLog},
 		{"replace without a message", with(withFirst(logEv(3, nous.EventReplace, nil), 1, 1)), nous.ErrInvalidLog},
 		{"invalid message", with(logEv(3, nous.EventUserMessage, msgPtr(nous.Message{Role: nous.RoleUser}))), nous.ErrInvalidMessage},

@@ -71,7 +71,8 @@ type Store interface {
 	// that moved on, or exists when created, is an error wrapping
 	// [ErrConflict] naming the expected and stored head and revision; a
 	// missing one at revision > 1 wraps [ErrNotFound]. On error nothing
-	// changes.
+	// changes. Append keeps no slice of b: once it returns, they are the
+	// caller's again.
 	Append(ctx context.Context, b Batch) error
 	// Read returns log id's info, state and events after seq after, each
 	// as Append was given it. A missing log wraps [ErrNotFound]; data that

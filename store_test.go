@@ -106,6 +106,8 @@ func TestRefreshBadEventChangesNothing(t *testing.T) {
 		"replace anchors": func(e map[string]any) { e["type"], e["first"], e["last"] = "replace", 1000, 1001 },
 		"after":           func(e map[string]any) { e["after"] = 1000 },
 		"no message":      func(e map[string]any) { e["type"] = "user_message"; delete(e, "message") },
+		// the view is [6 2 3 4 5]: 4 comes after 3
+		"replace anchors reversed": func(e map[string]any) { e["type"], e["first"], e["last"] = "replace", 4, 3 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := storetest.NewMemory()
@@ -173,6 +175,9 @@ func TestStoreThatLies(t *testing.T) {
 		"state not JSON":        func(st *nous.Stored) { st.State = []byte(`[`) },
 		"state of version 99":   func(st *nous.Stored) { st.State = []byte(`{"version":99}`) },
 		"tool calls not a list": func(st *nous.Stored) { st.State = []byte(`{"version":2,"tool_calls":"x"}`) },
+		"tool calls apart that the log contradicts": func(st *nous.Stored) {
+			st.State = append(bytes.TrimSuffix(st.State, []byte("}")), `,"tool_calls":[{"id":"x","name":"f"}]}`...)
+		},
 		"a call on a message event": func(st *nous.Stored) {
 			n := len(st.Events)
 			st.Events[n-1] = append(bytes.TrimSuffix(st.Events[n-1], []byte("}")), `,"call":{"id":"x","name":"f"}}`...)
@@ -182,6 +187,7 @@ func TestStoreThatLies(t *testing.T) {
 			s := &lying{Store: storetest.NewMemory()}
 			a := nous.NewContext(nous.WithLogger(slog.New(slog.DiscardHandler)))
 			mustDo(t, a.AddMessages(nous.UserMessage("one"), nous.UserMessage("two")))
+			a.AddToolCall(nous.ToolCall{ID: "a", Name: "f"})
 			mustDo(t, a.Save(ctx, s))
 			b, err := nous.Load(ctx, s, a.Log().ID())
 			mustDo(t, err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,6 +123,14 @@ func TestToolCallsEditedAreRefused(t *testing.T) {
 			c.ToolCalls = slices.Clone(c.ToolCalls)
 			c.ToolCalls[0].Arguments = json.RawMessage(`{"x":2}`)
 		}, false},
+		{"a copy with arguments for a call without metadata", func(c *nous.Context) {
+			c.ToolCalls = slices.Clone(c.ToolCalls)
+			c.ToolCalls[1].Arguments = json.RawMessage(`{"y":1}`)
+		}, false},
+		{"a copy with empty metadata for none", func(c *nous.Context) { // written "metadata":{}
+			c.ToolCalls = slices.Clone(c.ToolCalls)
+			c.ToolCalls[1].Metadata = map[string]any{}
+		}, false},
 		{"arguments edited in place", func(c *nous.Context) { c.ToolCalls[0].Arguments = json.RawMessage(`{"x":2}`) }, true},
 		{"metadata edited in place", func(c *nous.Context) { c.ToolCalls[0].Metadata["thought_signature"] = "t" }, true},
 		{"a call replaced in place", func(c *nous.Context) { c.ToolCalls[1] = nous.ToolCall{ID: "b2", Name: "g"} }, true},
@@ -163,19 +172,102 @@ func TestToolCallsUnencodableMetadataIsNoEdit(t *testing.T) {
 }
 
 // A clone of a context whose list was edited refuses it too, and a clone
-// of a sound one records on its own.
+// of a sound one records on its own: the calls each side records after
+// the clone are its own, in its field and in its log.
 func TestToolCallsOfAClone(t *testing.T) {
 	ctx := context.Background()
 	c := recorded(t, storetest.NewMemory())
 	d := c.Clone()
 	d.AddToolCall(nous.ToolCall{ID: "only d"})
-	assert.Len(t, c.ToolCalls, 2)
-	assert.Len(t, d.ToolCalls, 3)
-	assert.Equal(t, d.ToolCalls, d.Log().ToolCalls())
+	c.AddToolCall(nous.ToolCall{ID: "only c"})
+	for _, x := range []*nous.Context{c, d} {
+		assert.Len(t, x.ToolCalls, 3)
+		assert.Equal(t, x.ToolCalls, x.Log().ToolCalls())
+	}
+	assert.Equal(t, "only c", c.ToolCalls[2].ID)
+	assert.Equal(t, "only d", d.ToolCalls[2].ID)
 
 	c.ToolCalls = c.ToolCalls[:1]
 	e := c.Clone()
 	assert.ErrorIs(t, e.Save(ctx, storetest.NewMemory()), nous.ErrToolCallsEdited)
+}
+
+// Calls appended to ToolCalls directly are recorded as copies: the slice
+// the caller assigned, its array and its room to grow stay the caller's,
+// and writing them later changes neither ToolCalls nor the log.
+func TestToolCallsAppendedDirectlyStayTheCallers(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	c := recorded(t, s)
+	mine := append(make([]nous.ToolCall, 0, 8), c.ToolCalls...)
+	mine = append(mine, nous.ToolCall{ID: "c", Name: "h", Arguments: json.RawMessage(`{"z":1}`)})
+	c.ToolCalls = mine
+	require.NoError(t, c.Save(ctx, s))
+	c.AddToolCall(nous.ToolCall{ID: "d", Name: "h"})
+
+	mine[2].Name = "scribbled"
+	mine[2].Arguments[1] = 'X'
+	mine = append(mine, nous.ToolCall{ID: "the caller's"}) // into the room past the calls c recorded
+	assert.Equal(t, []string{"c", "h", "d"}, []string{c.ToolCalls[2].ID, c.ToolCalls[2].Name, c.ToolCalls[3].ID})
+	assert.Len(t, mine, 4)
+	assert.Equal(t, c.Log().ToolCalls(), c.ToolCalls)
+	_, err := c.Serialize()
+	require.NoError(t, err, "the caller's writes are no edit of ToolCalls")
+}
+
+// Every operation that records or takes tool calls leaves ToolCalls as the
+// record the next Save compares it with, to the slice header: that check
+// costs nothing per call, and a Serialize of the unchanged context writes
+// nothing, so that two may run at once.
+func TestToolCallsRecordIsTheFieldAfterEachOperation(t *testing.T) {
+	ctx := context.Background()
+	for name, op := range map[string]func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context{
+		"AddToolCall": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			c.AddToolCall(nous.ToolCall{ID: "c", Name: "h"})
+			return c
+		},
+		"Save of calls appended directly": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			c.ToolCalls = append(c.ToolCalls, nous.ToolCall{ID: "c", Name: "h"})
+			require.NoError(t, c.Save(ctx, s))
+			return c
+		},
+		"Save of the same calls in another slice": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			c.ToolCalls = slices.Clone(c.ToolCalls)
+			require.NoError(t, c.Save(ctx, s))
+			return c
+		},
+		"Serialize of the same calls in another slice": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			c.ToolCalls = slices.Clone(c.ToolCalls)
+			_, err := c.Serialize()
+			require.NoError(t, err)
+			return c
+		},
+		"Load": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			got, err := nous.Load(ctx, s, c.Log().ID())
+			require.NoError(t, err)
+			return got
+		},
+		"Deserialize": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			got, err := nous.Deserialize(serialized(t, c))
+			require.NoError(t, err)
+			return got
+		},
+		"Refresh of another writer's calls": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context {
+			other, err := nous.Load(ctx, s, c.Log().ID())
+			require.NoError(t, err)
+			other.AddToolCall(nous.ToolCall{ID: "c", Name: "h"})
+			require.NoError(t, other.Save(ctx, s))
+			require.NoError(t, c.Refresh(ctx, s))
+			return c
+		},
+		"Clone": func(t *testing.T, c *nous.Context, s nous.Store) *nous.Context { return c.Clone() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := storetest.NewMemory()
+			got := op(t, recorded(t, s), s)
+			nous.CheckToolCallsRecordForTest(t, got)
+		})
+	}
 }
 
 // Documents that keep tool calls apart from the log read as if the calls
@@ -193,7 +285,9 @@ func TestToolCallsKeptApartAreRecorded(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(data, &doc))
 			require.NotEmpty(t, doc.ToolCalls)
+			before := time.Now()
 			c, err := nous.DeserializeWithLogger(data, quietLogger())
+			after := time.Now()
 			require.NoError(t, err)
 			assert.Equal(t, doc.ToolCalls, c.ToolCalls)
 			n := c.Log().Len()
@@ -201,6 +295,7 @@ func TestToolCallsKeptApartAreRecorded(t *testing.T) {
 				e, _ := c.Log().Event(int64(n - len(doc.ToolCalls) + 1 + i))
 				require.NotNil(t, e.Call, "the last events record the calls")
 				assert.Equal(t, doc.ToolCalls[i], *e.Call)
+				assert.WithinRange(t, e.CreatedAt, before, after, "the events are stamped with the time of the restore")
 			}
 			// Written again, the calls are in the log, and the projection
 			// agrees: reading it again records nothing more.
@@ -266,11 +361,15 @@ func TestLoadRecordsCallsKeptApart(t *testing.T) {
 	legacy := &lying{Store: mem, edit: func(st *nous.Stored) {
 		st.State = append(bytes.TrimSuffix(st.State, []byte("}")), `,"tool_calls":[{"id":"old","name":"f","arguments":{"a":1}}]}`...)
 	}}
+	start := time.Now()
 	got, err := nous.Load(ctx, legacy, c.Log().ID())
+	end := time.Now()
 	require.NoError(t, err)
 	require.Len(t, got.ToolCalls, 1)
 	assert.Equal(t, "old", got.ToolCalls[0].ID)
 	assert.Equal(t, c.Log().Len()+1, got.Log().Len())
+	e, _ := got.Log().Event(int64(got.Log().Len()))
+	assert.WithinRange(t, e.CreatedAt, start, end, "the call's event is stamped with the time of the load")
 	require.NoError(t, got.Save(ctx, mem))
 	again, err := nous.Load(ctx, mem, c.Log().ID())
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package filestore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func TestVersion1FileLoadsAndSavesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkCache(t, s, "a version 1 file loaded, its calls kept apart in memory")
 	if len(got.ToolCalls) != 2 || got.ToolCalls[0].ID != "a" || got.ToolCalls[1].ID != "c" || got.Log().Len() != 5 || got.SystemPrompt != "old" {
 		t.Fatalf("loaded %d events, calls %v, prompt %q: want the calls a and c recorded after 3 events", got.Log().Len(), got.ToolCalls, got.SystemPrompt)
 	}
@@ -89,5 +91,62 @@ func TestVersion1FileLoadsAndSavesOn(t *testing.T) {
 	lf, err := parseLog(raw)
 	if err != nil || lf.version != 1 || len(lf.calls) != 0 || len(lf.frames) != 3 {
 		t.Fatalf("the file after a save: version %d, %d calls kept apart, %d frames, %v; want version 1, none, 3", lf.version, len(lf.calls), len(lf.frames), err)
+	}
+}
+
+// A file of version 1 gives the calls it keeps apart in its state's
+// tool_calls, whatever white space the state has; a state that is not an
+// object is given as it is, for Load to refuse, and never a panic.
+func TestVersion1StateWithCalls(t *testing.T) {
+	calls := []json.RawMessage{json.RawMessage(`{"id":"a"}`), json.RawMessage(`{"id":"b"}`)}
+	const list = `"tool_calls":[{"id":"a"},{"id":"b"}]`
+	tests := []struct {
+		name, state string
+		calls       []json.RawMessage
+		want        string
+	}{
+		{"fields", `{"version":2}`, calls, `{"version":2,` + list + `}`},
+		{"no fields", `{}`, calls, `{` + list + `}`},
+		{"blank inside", `{ }`, calls, `{ ` + list + `}`},
+		{"white space after", "{\"version\":2} \n", calls, `{"version":2,` + list + `}`},
+		{"no calls", `{"version":2}`, nil, `{"version":2}`},
+		{"not an object", `[1]`, calls, `[1]`},
+		{"a lone brace", `}`, calls, `}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lf := logFile{version: 1, state: []byte(tt.state), calls: tt.calls}
+			if got := string(lf.stateWithCalls()); got != tt.want {
+				t.Fatalf("state %q with %d calls: got %s, want %s", tt.state, len(tt.calls), got, tt.want)
+			}
+		})
+	}
+}
+
+// A frame of a file of version 1 that replaces the calls kept apart from
+// an index past those kept is damage: an error wrapping nous.ErrCorrupt,
+// not a panic.
+func TestVersion1CallsFromPastThoseKept(t *testing.T) {
+	info := nous.LogInfo{ID: uuid.New(), Incarnation: uuid.New(), Revision: 1}
+	call := json.RawMessage(`{"id":"a","name":"f"}`)
+	for _, tt := range []struct {
+		name   string
+		frames []frame
+	}{
+		{"in the first frame", []frame{{info: info, state: []byte(`{}`), callsAt: 1, calls: []json.RawMessage{call}}}},
+		{"in a later frame", []frame{
+			{info: info, state: []byte(`{}`), calls: []json.RawMessage{call}},
+			{info: nous.LogInfo{ID: info.ID, Incarnation: info.Incarnation, Revision: 2}, state: []byte(`{}`), callsAt: 3, calls: []json.RawMessage{call}},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(magicV1)
+			for i := range tt.frames {
+				b = appendFrame(b, &tt.frames[i], 1)
+			}
+			if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
+				t.Fatalf("parse: %v, want ErrCorrupt", err)
+			}
+		})
 	}
 }

@@ -177,6 +177,33 @@ func testSecondStore(t *testing.T, a, b nous.Store) {
 	sameContext(t, c, load(t, a, c.Log().ID()))
 }
 
+// scribbling is a store whose callers write over each batch once Append
+// returns, as a caller that reuses its buffers does.
+type scribbling struct{ nous.Store }
+
+func (s scribbling) Append(ctx context.Context, b nous.Batch) error {
+	err := s.Store.Append(ctx, b)
+	for _, p := range append([]json.RawMessage{b.State}, b.Events...) {
+		for i := range p {
+			p[i] = 'x'
+		}
+	}
+	return err
+}
+
+// A store keeps its own copy of what Append was given, the state included:
+// once Append returns, the batch's slices are the caller's again.
+func testAppendCopies(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, scribbling{s}))
+	sameContext(t, c, load(t, s, c.Log().ID()))
+	must(t, c.AddMessage(nous.UserMessage("more")))
+	c.IncrementIteration()
+	must(t, c.Save(ctx, scribbling{s}))
+	sameContext(t, c, load(t, s, c.Log().ID()))
+}
+
 // What Read returns is the caller's: changing it changes nothing stored.
 // Events after a seq beyond the head are none.
 func testReadCopies(t *testing.T, s nous.Store) {

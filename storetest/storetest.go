@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BadBatches", testBadBatches},
 		{"WatchEnds", testWatchEnds},
 		{"ReadCopies", testReadCopies},
+		{"AppendCopies", testAppendCopies},
 		{"RefreshToolCalls", testRefreshToolCalls},
 		{"Recreated", testRecreated},
 		{"LostAcknowledgement", testLostAcknowledgement},
