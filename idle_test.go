@@ -63,14 +63,3 @@ func TestIdleSaveOfAnOvertakenContext(t *testing.T) {
 		t.Fatalf("the store holds %d messages, the last %q: want b's turn kept", c.Len(), last.Content)
 	}
 }
-
-// counting counts the appends that reach a store.
-type counting struct {
-	nous.Store
-	appends int
-}
-
-func (c *counting) Append(ctx context.Context, b nous.Batch) error {
-	c.appends++
-	return c.Store.Append(ctx, b)
-}
