@@ -218,6 +218,11 @@ func (c *Context) createdAt(at time.Time) time.Time {
 // stateJSON returns the state document of c, sanitized by s.
 func (c *Context) stateJSON(s *sanitizer) []byte {
 	d := c.state(s)
+	return d.stateJSON()
+}
+
+// stateJSON returns the state document d holds.
+func (d *document) stateJSON() []byte {
 	var buf bytes.Buffer
 	jw := newJSONWriter(&buf)
 	buf.WriteString(`{"version":`)
@@ -301,7 +306,8 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if info.Revision == sp.revision {
 		return nil
 	}
-	if c.log.len() != sp.head || !bytes.Equal(c.stateJSON(newSanitizer(c.Redact)), sp.state) {
+	mine := c.state(newSanitizer(c.Redact)) // c's state as it writes it
+	if c.log.len() != sp.head || !bytes.Equal(mine.stateJSON(), sp.state) {
 		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, sp.revision, info.Revision, ErrConflict)
 	}
 	events, err := decodeStored(st.Events, sp.head+1, info)
@@ -337,7 +343,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	}
 	c.calls = c.ToolCalls
 	c.log, c.view.entries, c.view.shared = l, view, false
-	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, c.refreshedDeps(d.Deps), d.Usage, d.NeedsResponse
+	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, c.refreshedDeps(d.Deps, mine.Deps), d.Usage, d.NeedsResponse
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
 	c.rederive()
 	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
@@ -345,11 +351,11 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 }
 
 // refreshedDeps returns the deps c takes from a refresh, stored being the
-// deps the store holds now: those, but for each top-level key of c's that
-// the store never held (dropped when c saved: a secret, a value JSON cannot
-// hold) or holds as c wrote it, c's own value.
-func (c *Context) refreshedDeps(stored map[string]any) map[string]any {
-	written := newSanitizer(c.Redact).deps(c.Deps)
+// deps the store holds now and written c's deps as it writes them: those
+// stored, but for each top-level key of c's that the store never held
+// (dropped when c saved: a secret, a value JSON cannot hold) or holds as c
+// wrote it, c's own value.
+func (c *Context) refreshedDeps(stored, written map[string]any) map[string]any {
 	for k, v := range c.Deps {
 		w, wasWritten := written[k]
 		s, isStored := stored[k]
