@@ -72,9 +72,14 @@ func TextPart(text string) ContentPart { return ContentPart{Type: PartText, Cont
 // ImageURLPart returns an image content part that refers to url.
 func ImageURLPart(url string) ContentPart { return ContentPart{Type: PartImageURL, Content: url} }
 
-// ThinkingPart returns a thinking part carrying the provider's signature in
-// Options[OptionSignature] (omitted when empty). Providers reject thinking that
-// comes back changed, so the signature is kept exactly.
+// ThinkingPart returns a thinking part carrying a signature in
+// Options[OptionSignature] (omitted when empty), to show a model's thinking
+// or to record it from a source of its own. No provider adapter sends such a
+// part back: it does not say which provider's model made it
+// ([OptionProvider]), and a signature goes only to the provider that can
+// check it. The part an adapter reads from its API's reply is the one it
+// sends back; provider/anthropic's ThinkingPart makes one from a thinking
+// block's text and signature.
 func ThinkingPart(text, signature string) ContentPart {
 	p := ContentPart{Type: PartThinking, Content: text}
 	if signature != "" {

@@ -13,21 +13,7 @@ import (
 )
 
 // Error is a view a provider's API would refuse: what, and where.
-type Error struct {
-	Provider string // the adapter's name, "anthropic", "openai" or "gemini"
-	Index    int    // the view index of the message
-	CallID   string // the tool call concerned, if any
-	Err      error  // what is wrong; wraps a sentinel
-}
-
-func (e *Error) Error() string {
-	if e.CallID != "" {
-		return fmt.Sprintf("%s: message %d, call %q: %v", e.Provider, e.Index, e.CallID, e.Err)
-	}
-	return fmt.Sprintf("%s: message %d: %v", e.Provider, e.Index, e.Err)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+type Error = nous.ViewError
 
 // CallError is an error about one tool call, which Wrap names.
 type CallError struct {
@@ -114,3 +100,10 @@ func Foreign(p *nous.ContentPart, provider string) bool {
 	made, _ := p.Options["provider"].(string)
 	return made != "" && made != provider
 }
+
+// LeadText is the text of the user message that an adapter whose API wants
+// the messages to begin with a user turn (Anthropic's, Gemini's) sends
+// first when they do not: a compacted view that begins with the assistant's
+// turn (its summary a system message), or a view of system messages only
+// (the task in the instructions). The view is not changed.
+const LeadText = "Continue."
