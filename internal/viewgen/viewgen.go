@@ -134,7 +134,7 @@ type Refused struct {
 }
 
 // Broken returns the views every provider refuses: the failure classes of
-// tool-call pairing, and arguments that are not an object.
+// tool-call pairing.
 func Broken() []Refused {
 	call := func(id string) nous.ToolCall { return nous.ToolCall{ID: id, Name: "f"} }
 	return []Refused{
@@ -146,8 +146,6 @@ func Broken() []Refused {
 			nous.SystemMessage("note"), nous.ToolMessage("c1", "f", "1")}, 2, "c1", nous.ErrUnpaired},
 		{"a tool result after user text", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", call("c1")),
 			nous.ToolMessage("c1", "f", "1"), nous.UserMessage("more"), nous.ToolMessage("c1", "f", "again")}, 4, "c1", nous.ErrUnpaired},
-		{"non-object tool input", []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f", Arguments: json.RawMessage(`[1]`)}),
-			nous.ToolMessage("c1", "f", "1")}, 1, "c1", nous.ErrInvalidArguments},
 	}
 }
 
