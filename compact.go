@@ -34,6 +34,34 @@ func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Messa
 	return f(ctx, dropped)
 }
 
+// UsageSummarizer is a [Summarizer] whose summary is a model call it
+// accounts for. [Context.Compact] calls SummarizeUsage in place of
+// Summarize and adds the usage it returns to the context's Usage, on the
+// caller's goroutine once it returns, whether the summary is applied or
+// not: the call was billed, also when it failed or its summary is refused.
+// A summarizer never touches the context itself (when planning and applying
+// are apart, it runs on another goroutine): it returns what it cost, and a
+// runtime that calls it itself adds that with [Context.AddUsage]. The
+// provider modules' summarizers are UsageSummarizers.
+type UsageSummarizer interface {
+	Summarizer
+	SummarizeUsage(ctx context.Context, dropped []Message) (Message, Usage, error)
+}
+
+// UsageSummarizerFunc is a function that is a [UsageSummarizer].
+type UsageSummarizerFunc func(ctx context.Context, dropped []Message) (Message, Usage, error)
+
+// Summarize implements [Summarizer]: the summary without its usage.
+func (f UsageSummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Message, error) {
+	m, _, err := f(ctx, dropped)
+	return m, err
+}
+
+// SummarizeUsage implements [UsageSummarizer].
+func (f UsageSummarizerFunc) SummarizeUsage(ctx context.Context, dropped []Message) (Message, Usage, error) {
+	return f(ctx, dropped)
+}
+
 // CompactOption configures [Context.PlanCompaction], [Context.Compact] and
 // [Context.ViewWithin].
 type CompactOption func(*compactConfig)
@@ -611,10 +639,11 @@ func marker(n int) Message {
 // it: [Context.PlanCompaction], then [Summarizer.Summarize] with its own
 // copy of the range, then [Context.ApplyCompaction]. It returns the plan. A
 // view that fits is left alone, and the summarizer is called only for a
-// plan that drops a range (one that pruning alone makes fit only prunes). A
-// summarizer that fails, or whose summary is refused, changes nothing; its
-// error is wrapped. The summarizer runs on the caller's goroutine; to run
-// it elsewhere, plan and apply apart.
+// plan that drops a range (one that pruning alone makes fit only prunes).
+// A [UsageSummarizer]'s usage is added to the context's Usage. A
+// summarizer that fails, or whose summary is refused, changes nothing else;
+// its error is wrapped. The summarizer runs on the caller's goroutine; to
+// run it elsewhere, plan and apply apart.
 func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption) (CompactPlan, error) {
 	k := newCompaction(c, opts)
 	p, err := k.plan(budget)
@@ -627,7 +656,14 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 		for i := range p.Dropped {
 			dropped[i] = p.Dropped[i].clone()
 		}
-		if summary, err = k.summarizer.Summarize(ctx, dropped); err != nil {
+		if us, ok := k.summarizer.(UsageSummarizer); ok {
+			var u Usage
+			summary, u, err = us.SummarizeUsage(ctx, dropped)
+			c.AddUsage(u)
+		} else {
+			summary, err = k.summarizer.Summarize(ctx, dropped)
+		}
+		if err != nil {
 			return p, fmt.Errorf("nous: compact: summarize %d messages: %w", len(dropped), err)
 		}
 	}

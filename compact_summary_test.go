@@ -2,6 +2,7 @@ package nous_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -93,5 +94,56 @@ func TestCompactKeepsEditedSystemPrompt(t *testing.T) {
 	mustDo(t, err)
 	if v := view(c); v[0].Content != "You are a careful assistant. Updated rules." {
 		t.Fatalf("the system prompt was compacted: view starts %q", v[0].Content)
+	}
+}
+
+// A summary is a model call: what a UsageSummarizer reports reaches the
+// context's Usage, also when its summary is refused (the call was billed),
+// and nothing when no summary is needed.
+func TestCompactCountsTheSummarizersUsage(t *testing.T) {
+	cost := nous.Usage{Requests: 1, InputTokens: 900, OutputTokens: 60, TotalTokens: 960}
+	for _, tc := range []struct {
+		name    string
+		summary nous.Message
+		err     error
+		budget  func(c *nous.Context) int
+		calls   int
+		wantErr bool
+	}{
+		{"a summary applied", nous.SystemMessage("what happened"), nil, func(c *nous.Context) int { return count(c) * 3 / 4 }, 1, false},
+		{"a summarizer that fails", nous.Message{}, errors.New("model overloaded"), func(c *nous.Context) int { return count(c) * 3 / 4 }, 1, true},
+		{"a summary refused", nous.ToolMessage("x", "f", "not a summary"), nil, func(c *nous.Context) int { return count(c) * 3 / 4 }, 1, true},
+		{"a view that fits", nous.SystemMessage("unused"), nil, func(c *nous.Context) int { return count(c) * 2 }, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := turns(t, 12)
+			c.AddUsage(nous.Usage{Requests: 5, InputTokens: 100})
+			before, view0 := c.Usage, view(c)
+			calls := 0
+			s := nous.UsageSummarizerFunc(func(context.Context, []nous.Message) (nous.Message, nous.Usage, error) {
+				calls++
+				return tc.summary, cost, tc.err
+			})
+			_, err := c.Compact(context.Background(), tc.budget(c), nous.WithSummarizer(s), nous.WithSummaryReserve(10))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Compact: %v", err)
+			}
+			want := before
+			if calls > 0 {
+				want = before.Add(cost)
+			}
+			if calls != tc.calls || c.Usage != want {
+				t.Fatalf("%d summarizer calls, usage %+v, want %d and %+v", calls, c.Usage, tc.calls, want)
+			}
+			if tc.wantErr && len(view(c)) != len(view0) {
+				t.Fatal("a failed compaction changed the view")
+			}
+		})
+	}
+	var s nous.Summarizer = nous.UsageSummarizerFunc(func(context.Context, []nous.Message) (nous.Message, nous.Usage, error) {
+		return nous.SystemMessage("s"), cost, nil
+	})
+	if m, err := s.Summarize(context.Background(), nil); err != nil || m.Content != "s" {
+		t.Fatalf("Summarize = %v, %v", m, err)
 	}
 }
