@@ -49,13 +49,13 @@ func Example() {
 		}
 		return nous.ToolResult{Content: "18°C, sunny in " + args.City}
 	}
+	config := &genai.GenerateContentConfig{} // tools, temperature: the caller's
 	for {
-		config := &genai.GenerateContentConfig{}
-		contents, err := nousgemini.Contents(c, config)
-		if err != nil {
+		params := nousgemini.Params{Model: "gemini-test", Config: config}
+		if err := nousgemini.Fill(&params, c); err != nil {
 			panic(err)
 		}
-		resp, err := client.Models.GenerateContent(ctx, "gemini-test", contents, config)
+		resp, err := client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
 		if err != nil {
 			panic(err)
 		}
