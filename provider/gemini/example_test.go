@@ -2,6 +2,7 @@ package gemini_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,13 +50,13 @@ func Example() {
 		}
 		return nous.ToolResult{Content: "18°C, sunny in " + args.City}
 	}
+	config := &genai.GenerateContentConfig{} // tools, temperature: the caller's
 	for {
-		config := &genai.GenerateContentConfig{}
-		contents, err := nousgemini.Contents(c, config)
-		if err != nil {
+		params := nousgemini.Params{Model: "gemini-test", Config: config}
+		if err := nousgemini.Fill(&params, c); err != nil {
 			panic(err)
 		}
-		resp, err := client.Models.GenerateContent(ctx, "gemini-test", contents, config)
+		resp, err := client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
 		if err != nil {
 			panic(err)
 		}
@@ -92,4 +93,55 @@ func calls(m nous.Message) string {
 		return ""
 	}
 	return fmt.Sprintf("[%s %s]", m.ToolCalls[0].Name, m.ToolCalls[0].Arguments)
+}
+
+// A conversation another provider's model began: its call, still in the
+// current turn, goes to Gemini without an ID (Gemini did not give it) and
+// with the signature Google documents for calls the API did not make; the
+// view is not changed.
+func Example_switchProvider() {
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Sunny in Paris."}]},"finishReason":"STOP"}]}`)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}})
+	if err != nil {
+		panic(err)
+	}
+
+	c := nous.NewContext()
+	claude := nous.AssistantMessage("", nous.ToolCall{ID: "toolu_01", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)})
+	if err := c.AddMessages(nous.UserMessage("Weather in Paris?"), claude, nous.ToolMessage("toolu_01", "get_weather", "sunny")); err != nil {
+		panic(err)
+	}
+	params := nousgemini.Params{Model: "gemini-test"}
+	if err := nousgemini.Fill(&params, c); err != nil {
+		panic(err)
+	}
+	if _, err := client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config); err != nil {
+		panic(err)
+	}
+	var sent struct {
+		Contents []struct {
+			Role  string            `json:"role"`
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		panic(err)
+	}
+	for _, content := range sent.Contents {
+		fmt.Printf("%-5s %s\n", content.Role, content.Parts[0])
+	}
+	fmt.Println(c.Messages()[1].ToolCalls[0].ID)
+	// Output:
+	// user  {"text":"Weather in Paris?"}
+	// model {"functionCall":{"args":{"city":"Paris"},"name":"get_weather"},"thoughtSignature":"skip/thought/signature/validator"}
+	// user  {"functionResponse":{"name":"get_weather","response":{"output":"sunny"}}}
+	// toolu_01
 }

@@ -41,7 +41,9 @@ func FuzzResponse(f *testing.F) {
 			return
 		}
 		adapttest.Refill(t, m, func(c *nous.Context) (any, error) {
-			return nousgemini.Contents(c, &genai.GenerateContentConfig{})
+			p := nousgemini.Params{Config: &genai.GenerateContentConfig{}}
+			err := nousgemini.Fill(&p, c)
+			return p, err
 		})
 	})
 }

@@ -1,56 +1,91 @@
-// Package gemini turns a nous context into the contents of a Gemini
-// GenerateContent request, and the answer back into a nous message and
-// usage, through Google's Gen AI Go SDK.
+// Package gemini turns a nous context into a Gemini GenerateContent
+// request, and the answer back into a nous message and usage, through
+// Google's Gen AI Go SDK.
 //
 // It fills what the caller passes to the SDK, and calls nothing:
 //
-//	config := &genai.GenerateContentConfig{Tools: tools}
-//	contents, err := nousgemini.Contents(c, config) // a view the API would refuse: an *Error
-//	resp, err := client.Models.GenerateContent(ctx, "gemini-2.5-flash", contents, config)
+//	params := nousgemini.Params{Model: "gemini-3-flash-preview", Config: &genai.GenerateContentConfig{Tools: tools}}
+//	if err := nousgemini.Fill(&params, c); err != nil { // a view the API would refuse: an *Error
+//		return err
+//	}
+//	resp, err := client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
 //	msg, usage, err := nousgemini.Message(resp)
 //
 // # Rules
 //
 // The view is checked before anything is sent; a view the API would refuse
-// is an [*Error] naming the message (its view index) and the call:
+// is an [*Error] naming the message (its view index) and the call, and
+// saying what the caller can do. What the library itself makes (a reply
+// [Message] read, results [nous.Context.RunToolCalls] recorded, a view
+// [nous.Context.Compact] shortened with a summary of any role, a
+// conversation another provider began) is sent:
 //
 //   - Pairing: the results of a model turn's function calls follow it, one
 //     tool message per call, before anything else (the view's
 //     [nous.Context.CheckToolPairing]; an error wrapping [nous.ErrUnpaired]).
 //     They go back in one user content, one functionResponse part per call,
-//     in the order of the calls, each with the call's ID and name (the call's, which the API matches,
-//     whatever the tool message says). A model turn with function calls
-//     must follow a user turn: one that comes first is an error wrapping
-//     [ErrUnsupported]. Consecutive messages of one role are one
-//     content: the API wants the roles to alternate. Repairing a view is the
-//     caller's choice: [nous.Context.PatchDanglingToolCalls].
+//     in the order of the calls, each named after its call (the call's name,
+//     whatever the tool message says): the API matches a response to its
+//     call by its place and name, and by its ID when the call has one.
+//     Repairing a view is the caller's choice:
+//     [nous.Context.PatchDanglingToolCalls].
+//   - Turns: the contents begin with a user content: when the view does not
+//     (a view of system messages only, the task in the instructions; a
+//     compacted view whose summary went into the system instruction, or is
+//     the model's, and that goes on with the model's turn), a user content
+//     of the text "Continue." is sent first; the view is not changed. Consecutive messages of one role are one content, except that
+//     a user content of function responses holds nothing else: a user
+//     message, or a later system message, that follows the results is a
+//     user content of its own, which begins a new turn (Gemini 3 models read
+//     text after the responses in their content as more of the results, and
+//     answer nothing, or refuse the request).
+//   - Call IDs: a function call and its response carry the ID Gemini gave
+//     the call, which [Message] records in the call's
+//     Metadata[MetadataCallID], and no other: not the ID Message made up for
+//     a call the API gave none (a log written before MetadataCallID has no
+//     such key, so its made-up IDs, "gemini_" and 16 hex digits, are not
+//     sent either), nor the ID of a call another provider's model or a
+//     runtime made. Such calls and their responses go without an ID, matched
+//     by place and name.
 //   - Content: no empty or whitespace-only text part is sent. Tool arguments
-//     must be a JSON object ("{}" when empty; another value: an error
-//     wrapping [nous.ErrInvalidArguments]); the SDK carries them as a map
-//     whose numbers it writes as float64s, so an integer beyond 2^53 reaches
-//     the API rounded. A tool result whose text is a
-//     JSON object is the function response itself; other text is
-//     {"output": text}, or {"error": text} for an error result. Images and
-//     files are inline data (base64, with Options["media_type"]) or file
-//     data (a URL, with Options["media_type"], which the API needs: without
-//     it, an error wrapping [ErrUnsupported]); a tool result's images and
-//     files are its function response's parts (multimodal function
-//     responses, which Gemini 3 models take).
+//     that are not a JSON object (a model that stopped halfway, an array, a
+//     string) are sent as {"invalid_arguments": "<the text as it came>"}, so
+//     that the model sees what it sent, and null or empty ones as {}: the
+//     API takes a call's arguments only as an object; the log keeps them as
+//     they came.
+//     The SDK carries arguments as a map whose numbers it writes as
+//     float64s, so an integer beyond 2^53 reaches the API rounded. A tool
+//     result whose text is a JSON object is the function response itself;
+//     other text is {"output": text}, or {"error": text} for an error
+//     result; several text parts of a result are joined with a blank line
+//     between them. Images and files are inline data (base64, with
+//     Options["media_type"]) or file data (a URL, with Options["media_type"],
+//     which the API needs: without it, an error wrapping [ErrUnsupported]
+//     that says so); a tool result's images and files are its function
+//     response's parts (multimodal function responses, which Gemini 3 models
+//     take).
 //   - System: the system instruction is the context's SystemPrompt (unless
 //     it is blank, or the view starts with a system message whose first
-//     text begins with it) and the
-//     view's leading system messages, the overlay among them; a system
-//     message later in the view, which contents have no role for, is user
-//     text; a system message with other parts than text is an error
-//     wrapping [ErrUnsupported]. A nil config with a system instruction to
-//     send is an error too.
+//     text begins with it) and the view's leading system messages, the
+//     overlay and a system summary among them; a system message later in
+//     the view, which contents have no role for, is user text; a system
+//     message with other parts than text is an error wrapping
+//     [ErrUnsupported]. [Fill] allocates Config when there is a system
+//     instruction to send and Config is nil.
 //   - Thought signatures: [Message] keeps each part's thought signature
-//     where it came (a function call's in the call's Metadata, a text's or
-//     thought's in the part's Options, base64), and they go back on the
-//     same parts, byte for byte: a model that requires the signature of its
-//     own function calls gets it. A signature is never dropped and never
-//     made up. Thought text from Gemini goes back as a thought part;
-//     thinking from other providers, and ReasoningContent, are dropped.
+//     where it came (a function call's in the call's
+//     Metadata[nous.OptionThoughtSignature], a text's or thought's in the
+//     part's Options under the same key, base64), and they go back on the
+//     same parts, byte for byte: a signature Gemini gave is never dropped or
+//     changed. Gemini 3 refuses a request whose current turn (the model's
+//     steps since the last user content with text, not function responses
+//     alone) has a step whose first function call carries no signature: calls
+//     another provider's model made, or a runtime, or an older Gemini that
+//     signed another part. Such a call is sent with the signature Google
+//     documents for calls the API did not make, [SkipSignatureValidator];
+//     calls in earlier turns, which the API does not check, go as they are.
+//     Thought text from Gemini goes back as a thought part; thinking from
+//     other providers, and ReasoningContent, are dropped.
 //
 // [Message] gives function calls without an ID one (the API may leave it
 // out), so that their results can be paired. The images and files a model
@@ -58,9 +93,15 @@
 // Options["media_type"], file data as a URL part), and a model turn sends
 // such parts back as inline or file data, signatures on them. Parts the
 // message has no place for (code the model ran and its result, thought
-// images) are kept whole in its Metadata and go back as they came, in
-// their place among the others: a model turn goes back to the API part for
-// part.
+// images) are kept whole in its Metadata[MetadataParts] and go back as they
+// came, in their place among the others (Metadata[MetadataPartOrder]): a
+// model turn goes back to the API part for part.
+//
+// A summary of any role works; a user summary is sent as it is (the first
+// content, joined to the user message it precedes), which makes it the one
+// this package prefers: a system summary joins the system instruction, and
+// an assistant summary is the model's text, each with the lead user content
+// before the model's turn when the kept messages begin with it.
 package gemini
 
 import (
@@ -71,42 +112,68 @@ import (
 	"fmt"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrUnsupported reports content the API has no part for.
 var ErrUnsupported = errors.New("not supported by the Gemini API")
 
-// ErrNoCandidate reports a response without a candidate.
+// ErrNoCandidate reports a response without a candidate (a blocked prompt),
+// or no response at all.
 var ErrNoCandidate = errors.New("the response has no candidate")
 
-// Error is a view the API would refuse: the view index of the message
-// (Index), the tool call concerned if any (CallID), and what is wrong (Err,
-// which wraps a sentinel).
-type Error = adapt.Error
+// Error is a view the API would refuse, as [Fill] reports it: Provider is
+// "gemini", Index the view index of the message, CallID the tool call
+// concerned if any, and Err what is wrong and what the caller can do (it
+// wraps [nous.ErrUnpaired], [ErrUnsupported] or [nous.ErrInvalidArguments]).
+type Error = nous.ViewError
 
-// Provider is the value of Options["provider"] on the thought parts
+// Provider is the value of Options[nous.OptionProvider] on the parts
 // [Message] makes.
 const Provider = "gemini"
 
-// The keys of the Options of a part and the Metadata of a tool call that
-// carry what Gemini gave.
+// The Metadata keys of what [Message] records of a response, which [Fill]
+// reads back. A part's and a call's thought signature is kept under
+// [nous.OptionThoughtSignature] (in the part's Options, the call's
+// Metadata), base64 (standard).
 const (
-	optProvider  = "provider"
-	optSignature = nous.OptionThoughtSignature // base64 (standard) of the part's thought signature
-	metaOrder    = "gemini_part_order"         // on a message: its parts' kinds in the order they came
-	metaParts    = "gemini_parts"              // on a message: the JSON of the parts kept whole
+	// MetadataCallID, on a tool call, is the ID Gemini gave the call: the
+	// one a request sends back. A call without it (an ID Message made up, a
+	// call of another provider or of a runtime, a log written before the
+	// key) is sent without an ID.
+	MetadataCallID = "gemini_call_id"
+	// MetadataPartOrder, on a message, is the order its parts came in, as
+	// a list of strings: "thought", "text" and "media" for the next part of
+	// the kind, "call:ID" for a function call, "part:N" for the part kept
+	// whole at index N of MetadataParts. It is there only when the parts
+	// did not come as thoughts, text, media, then calls, or some were kept
+	// whole.
+	MetadataPartOrder = "gemini_part_order"
+	// MetadataParts, on a message, is the JSON (as strings) of the parts the
+	// message has no place for, kept whole.
+	MetadataParts = "gemini_parts"
 )
+
+// SkipSignatureValidator is the thought signature Google documents for a
+// function call the API did not make (a trace of another model, a call a
+// client ran on its own): it lets a Gemini 3 model take such calls in the
+// current turn, which it otherwise refuses without a signature. It is the
+// base64 of the signature, as the API's JSON writes it; the SDK writes the
+// same bytes in the standard alphabet ("skip/thought/signature/validator").
+const SkipSignatureValidator = "skip_thought_signature_validator"
+
+// skipSignature is the bytes of [SkipSignatureValidator].
+var skipSignature, _ = base64.URLEncoding.DecodeString(SkipSignatureValidator) // a constant of the alphabet: it decodes
 
 // signature returns the thought signature kept in opts, or nil.
 func signature(opts map[string]any) ([]byte, error) {
-	s, _ := opts[optSignature].(string)
+	s, _ := opts[nous.OptionThoughtSignature].(string)
 	if s == "" {
 		return nil, nil
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("a thought signature that is not base64: %v: %w", err, ErrUnsupported)
+		return nil, fmt.Errorf("a thought signature that is not base64 (%v): put back what Message recorded, or delete the key %q: %w",
+			err, nous.OptionThoughtSignature, ErrUnsupported)
 	}
 	return b, nil
 }

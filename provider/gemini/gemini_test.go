@@ -37,17 +37,45 @@ func client(t testing.TB, responses ...string) (*genai.Client, *adapttest.Fake) 
 	return c, f
 }
 
-// send builds a request from c, sends it to a fake API and returns the
-// body the SDK sent.
+// send fills a request of c, sends it through the SDK to a fake API and
+// returns the body the SDK sent.
 func send(t *testing.T, c *nous.Context) []byte {
 	t.Helper()
+	body, _ := sendParams(t, c)
+	return body
+}
+
+// sendParams is send, returning the params filled too.
+func sendParams(t *testing.T, c *nous.Context) ([]byte, nousgemini.Params) {
+	t.Helper()
 	cl, f := client(t)
-	config := &genai.GenerateContentConfig{}
-	contents, err := nousgemini.Contents(c, config)
+	p := nousgemini.Params{Model: "gemini-test", Config: &genai.GenerateContentConfig{}}
+	must(t, nousgemini.Fill(&p, c))
+	_, err := cl.Models.GenerateContent(context.Background(), p.Model, p.Contents, p.Config)
 	must(t, err)
-	_, err = cl.Models.GenerateContent(context.Background(), "gemini-test", contents, config)
-	must(t, err)
-	return f.Bodies[0]
+	return f.Bodies[0], p
+}
+
+// wire is a request body as the SDK sends it, decoded.
+type wire struct {
+	Contents          []*genai.Content `json:"contents"`
+	SystemInstruction *genai.Content   `json:"systemInstruction"`
+}
+
+// decodeBody decodes a request body the SDK sent.
+func decodeBody(t *testing.T, body []byte) wire {
+	t.Helper()
+	var w wire
+	must(t, json.Unmarshal(body, &w))
+	return w
+}
+
+// fill fills params of c with an empty config, failing t on an error.
+func fill(t *testing.T, c *nous.Context) nousgemini.Params {
+	t.Helper()
+	p := nousgemini.Params{Config: &genai.GenerateContentConfig{}}
+	must(t, nousgemini.Fill(&p, c))
+	return p
 }
 
 func golden(t *testing.T, name string, body []byte) {
@@ -62,10 +90,11 @@ var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func msg(m nous.Message) nous.Message { m.CreatedAt = at; return m }
 
 // A tool loop: the system instruction with its overlay, parallel calls
-// answered in one user content with one functionResponse part each (an
-// error, a JSON object, a result without its tool's name, resolved from the
-// call), then the user's text in the same content; a later system message
-// as user text; consecutive user messages in one content.
+// (a runtime's: sent without IDs) answered in one user content with one
+// functionResponse part each (an error, a JSON object, a result without its
+// tool's name, resolved from the call); then the user's text, a later
+// system message as user text and another user message, in one user
+// content of their own after the responses.
 func TestToolLoop(t *testing.T) {
 	c := nous.NewContext(nous.WithSystemPrompt("You are terse."))
 	c.SetSystemPromptOverlay("Answer in French.")
@@ -175,22 +204,20 @@ func TestRefused(t *testing.T) {
 			}
 			kept := &genai.Content{Parts: []*genai.Part{{Text: "kept"}}}
 			config := &genai.GenerateContentConfig{SystemInstruction: kept}
-			contents, err := nousgemini.Contents(c, config)
+			before := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "before"}}}}
+			p := nousgemini.Params{Model: "m", Contents: before, Config: config}
+			err := nousgemini.Fill(&p, c)
 			var e *nousgemini.Error
 			if !errors.As(err, &e) || !errors.Is(err, tt.Want) {
-				t.Fatalf("Contents: %v, want an *Error wrapping %v", err, tt.Want)
+				t.Fatalf("Fill: %v, want an *Error wrapping %v", err, tt.Want)
 			}
-			if e.Index != tt.Index || e.CallID != tt.CallID {
-				t.Errorf("Contents: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.Index, tt.CallID, err)
+			if e.Provider != nousgemini.Provider || e.Index != tt.Index || e.CallID != tt.CallID {
+				t.Errorf("Fill: %s, message %d, call %q; want gemini, message %d, call %q (%v)", e.Provider, e.Index, e.CallID, tt.Index, tt.CallID, err)
 			}
-			if contents != nil || config.SystemInstruction != kept {
-				t.Error("a refused Contents changed config or returned contents")
+			if p.Model != "m" || len(p.Contents) != 1 || p.Contents[0] != before[0] || p.Config != config || config.SystemInstruction != kept {
+				t.Error("a refused Fill changed params")
 			}
 		})
-	}
-	var none genai.GenerateContentResponse
-	if _, _, err := nousgemini.Message(&none); !errors.Is(err, nousgemini.ErrNoCandidate) {
-		t.Errorf("a response without a candidate: %v", err)
 	}
 }
 

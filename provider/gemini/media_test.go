@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"google.golang.org/genai"
-
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
@@ -40,7 +38,7 @@ func TestModelImageSent(t *testing.T) {
 	a.Parts = []nous.ContentPart{{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}}}
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), a, msg(nous.UserMessage("Make it blue."))))
-	if _, err := nousgemini.Contents(c, &genai.GenerateContentConfig{}); err != nil {
-		t.Errorf("Contents refused a model turn with an image, which the API takes: %v", err)
+	if err := nousgemini.Fill(&nousgemini.Params{}, c); err != nil {
+		t.Errorf("Fill refused a model turn with an image, which the API takes: %v", err)
 	}
 }

@@ -17,14 +17,13 @@ import (
 // modelParts returns the parts of an assistant message: Gemini's thoughts,
 // its text, its images and files, then its function calls, each with the
 // signature it came with; or in the order the response had them, with the
-// parts [Message] kept whole, when it recorded it. It adds the name of each
-// call to names, by ID.
-func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error) {
+// parts [Message] kept whole, when it recorded it.
+func modelParts(m *nous.Message) ([]*genai.Part, error) {
 	thoughts, media, err := thoughtsAndMedia(m)
 	if err != nil {
 		return nil, err
 	}
-	calls, err := functionCalls(m, names)
+	calls, err := functionCalls(m)
 	if err != nil {
 		return nil, err
 	}
@@ -32,12 +31,12 @@ func modelParts(m *nous.Message, names map[string]string) ([]*genai.Part, error)
 }
 
 // inOrder returns the parts of an assistant message, its thoughts, text,
-// media and function calls, in the order [Message] recorded, with the parts
-// it kept whole; what the order does not name (the message was changed)
-// comes after, in the default layout. A nil part (blank text or a blank
-// thought, without a signature) keeps its place in the order but is not
-// sent.
-func inOrder(m *nous.Message, thoughts, texts, media, calls []*genai.Part) ([]*genai.Part, error) {
+// media and function calls (each keyed "call:ID" by the call's own ID), in
+// the order [Message] recorded, with the parts it kept whole; what the
+// order does not name (the message was changed) comes after, in the default
+// layout. A nil part (blank text or a blank thought, without a signature)
+// keeps its place in the order but is not sent.
+func inOrder(m *nous.Message, thoughts, texts, media []*genai.Part, calls []adapt.Slot[*genai.Part]) ([]*genai.Part, error) {
 	slots := make([]adapt.Slot[*genai.Part], 0, len(thoughts)+len(texts)+len(media)+len(calls))
 	for _, kind := range []struct {
 		key   string
@@ -47,11 +46,9 @@ func inOrder(m *nous.Message, thoughts, texts, media, calls []*genai.Part) ([]*g
 			slots = append(slots, adapt.Slot[*genai.Part]{Item: p, Key: kind.key, Kind: true})
 		}
 	}
-	for _, p := range calls {
-		slots = append(slots, adapt.Slot[*genai.Part]{Item: p, Key: kindCall + ":" + p.FunctionCall.ID})
-	}
-	kept, _ := m.Metadata[metaParts].([]any)
-	out, err := adapt.Replay(recorded(m.Metadata[metaOrder]), slots, func(entry string) (*genai.Part, bool, error) {
+	slots = append(slots, calls...)
+	kept, _ := m.Metadata[MetadataParts].([]any)
+	out, err := adapt.Replay(recorded(m.Metadata[MetadataPartOrder]), slots, func(entry string) (*genai.Part, bool, error) {
 		if k, ok := strings.CutPrefix(entry, kindKept+":"); ok {
 			p, err := keptPart(kept, k)
 			return p, p != nil, err
@@ -92,7 +89,7 @@ func thoughtsAndMedia(m *nous.Message) (thoughts, media []*genai.Part, err error
 		switch p.Type {
 		case nous.PartText:
 		case nous.PartThinking:
-			if p.Options[optProvider] != Provider {
+			if p.Options[nous.OptionProvider] != Provider {
 				continue
 			}
 			sig, err := signature(p.Options)
@@ -121,38 +118,34 @@ func thoughtsAndMedia(m *nous.Message) (thoughts, media []*genai.Part, err error
 }
 
 // functionCalls returns the functionCall parts of an assistant message's
-// tool calls, each with its signature, and adds their names to names.
-func functionCalls(m *nous.Message, names map[string]string) ([]*genai.Part, error) {
-	var out []*genai.Part
+// tool calls, each with its signature, keyed by the call's ID.
+func functionCalls(m *nous.Message) ([]adapt.Slot[*genai.Part], error) {
+	var out []adapt.Slot[*genai.Part]
 	for _, tc := range m.ToolCalls {
 		part, err := functionCall(&tc)
 		if err != nil {
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
-		names[tc.ID] = tc.Name
-		out = append(out, part)
+		out = append(out, adapt.Slot[*genai.Part]{Item: part, Key: kindCall + ":" + tc.ID})
 	}
 	return out, nil
 }
 
 // functionCall returns the functionCall part of a tool call: its arguments
-// as an object, their numbers as written, and its signature.
+// as an object (adapt.Object: the log keeps them as they came), their
+// numbers as written; the ID Gemini gave it, if any; and its signature.
 func functionCall(tc *nous.ToolCall) (*genai.Part, error) {
-	args, err := tc.ArgumentsObject()
-	if err != nil {
-		return nil, err
-	}
-	var obj map[string]any
-	d := json.NewDecoder(bytes.NewReader(args))
+	var args map[string]any
+	d := json.NewDecoder(bytes.NewReader(adapt.Object(tc.Arguments)))
 	d.UseNumber() // as written; the SDK may still round what it sends
-	if err := d.Decode(&obj); err != nil {
-		return nil, fmt.Errorf("%v: %w", err, nous.ErrInvalidArguments)
+	if err := d.Decode(&args); err != nil {
+		return nil, fmt.Errorf("arguments that do not decode as an object (%v): %w", err, nous.ErrInvalidArguments)
 	}
 	sig, err := signature(tc.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	return &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: obj}, ThoughtSignature: sig}, nil
+	return &genai.Part{FunctionCall: &genai.FunctionCall{ID: geminiID(tc), Name: tc.Name, Args: args}, ThoughtSignature: sig}, nil
 }
 
 func isNil(p *genai.Part) bool { return p == nil }
@@ -192,7 +185,8 @@ func keptPart(kept []any, k string) (*genai.Part, error) {
 	raw, _ := kept[i].(string)
 	var p genai.Part
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return nil, fmt.Errorf("metadata %q[%d]: not the JSON of a part: %v: %w", metaParts, i, err, ErrUnsupported)
+		return nil, fmt.Errorf("the message's Metadata[%q][%d] is not the JSON of a part (%v): put back what Message recorded, or delete the message's %q and %q: %w",
+			MetadataParts, i, err, MetadataParts, MetadataPartOrder, ErrUnsupported)
 	}
 	return &p, nil
 }

@@ -1,8 +1,10 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,26 +15,79 @@ import (
 	"github.com/nous-go/nous/internal/adapt"
 )
 
-// Contents returns the contents of c's view, with its overlay, and sets
-// config.SystemInstruction to its system prompt and leading system
-// messages, by the rules of the package doc; the rest of config is the
-// caller's. A view the API would refuse is an [*Error], and config is left
-// as it was.
+// Params is a GenerateContent request, as client.Models.GenerateContent
+// takes it: Fill fills Contents and the system instruction of Config; Model
+// and the rest of Config are the caller's.
+type Params struct {
+	Model    string
+	Contents []*genai.Content
+	Config   *genai.GenerateContentConfig
+}
+
+// Fill sets params.Contents to the contents of c's view, with its overlay,
+// and the system instruction of params.Config to its system prompt and
+// leading system messages, by the rules of the package doc. Config becomes
+// a copy of the caller's config with that system instruction (the config
+// the caller gave is not written to, so one can serve many requests at
+// once), or a new one when there is a system instruction and Config is nil.
+// A view the API would refuse is an [*Error], and params is left as it
+// was.
+func Fill(params *Params, c *nous.Context) error {
+	if params == nil || c == nil {
+		return errors.New("gemini: Fill needs params and a context")
+	}
+	contents, system, err := build(c)
+	if err != nil {
+		return err
+	}
+	if params.Config != nil || system != nil {
+		var config genai.GenerateContentConfig
+		if params.Config != nil {
+			config = *params.Config
+		}
+		config.SystemInstruction = system
+		params.Config = &config
+	}
+	params.Contents = contents
+	return nil
+}
+
+// Contents returns the contents of c's view and sets
+// config.SystemInstruction, as [Fill] does; a system instruction to send
+// with a nil config is an error wrapping [ErrUnsupported].
+//
+// Deprecated: use Fill.
 func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Content, error) {
-	if err := adapt.Pairing(Provider, c); err != nil {
+	p := Params{Config: config}
+	if err := Fill(&p, c); err != nil {
 		return nil, err
+	}
+	if config == nil && p.Config != nil {
+		return nil, fmt.Errorf("gemini: the view has a system instruction and config is nil (Fill makes a config): %w", ErrUnsupported)
+	}
+	if config != nil {
+		config.SystemInstruction = p.Config.SystemInstruction
+	}
+	return p.Contents, nil
+}
+
+// build returns the contents of c's view and its system instruction (nil
+// for none), or the [*Error] of a view the API would refuse.
+func build(c *nous.Context) ([]*genai.Content, *genai.Content, error) {
+	if err := adapt.Pairing(Provider, c); err != nil {
+		return nil, nil, err
 	}
 	var system []*genai.Part
 	if prompt := adapt.Prompt(c); prompt != "" {
 		system = append(system, &genai.Part{Text: prompt})
 	}
-	var b builder
-	names := map[string]string{} // the name of each call, by ID
-	order := map[string]int{}    // the place of each call in the view
-	calls := 0
+	b := builder{calls: map[string]sentCall{}}
 	leading := true
 	for i, m := range c.All() {
 		var err error
+		if m.Role != nous.RoleTool {
+			b.flush()
+		}
 		switch m.Role {
 		case nous.RoleSystem:
 			if err = adapt.SystemOnlyText(&m, ErrUnsupported); err != nil {
@@ -49,78 +104,150 @@ func Contents(c *nous.Context, config *genai.GenerateContentConfig) ([]*genai.Co
 			b.add(genai.RoleUser, parts...)
 		case nous.RoleAssistant:
 			var parts []*genai.Part
-			parts, err = modelParts(&m, names)
-			for _, tc := range m.ToolCalls {
-				order[tc.ID] = calls // an ID used again, in a later turn, takes its new place
-				calls++
+			if parts, err = modelParts(&m); err == nil {
+				b.calls.add(&m, &b.made)
+				b.add(genai.RoleModel, parts...)
 			}
-			if err == nil && len(m.ToolCalls) > 0 && !b.hasUser() {
-				err = adapt.CallError{ID: m.ToolCalls[0].ID, Err: fmt.Errorf("a function call turn before any user turn: %w", ErrUnsupported)}
-			}
-			b.add(genai.RoleModel, parts...)
 		case nous.RoleTool:
 			var part *genai.Part
-			if part, err = functionResponse(&m, names); err == nil {
-				b.add(genai.RoleUser, part)
-				b.inCallOrder(order)
+			if part, err = functionResponse(&m, b.calls[m.ToolCallID]); err == nil {
+				b.results = append(b.results, result{place: b.calls[m.ToolCallID].place, part: part})
 			}
 		default:
 			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 		}
 		if err != nil {
-			return nil, adapt.Wrap(Provider, i, err)
+			return nil, nil, adapt.Wrap(Provider, i, err)
 		}
 		leading = false
 	}
-	if config == nil && len(system) > 0 {
-		return nil, fmt.Errorf("gemini: the view has a system instruction and config is nil: %w", ErrUnsupported)
+	b.flush()
+	contents := b.contents
+	if len(contents) == 0 || contents[0].Role != genai.RoleUser {
+		lead := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: adapt.LeadText}}}
+		contents = append([]*genai.Content{lead}, contents...)
 	}
-	if config != nil {
-		config.SystemInstruction = nil
-		if len(system) > 0 {
-			config.SystemInstruction = &genai.Content{Parts: system}
-		}
+	signCurrentTurn(contents)
+	if len(system) == 0 {
+		return contents, nil, nil
 	}
-	return b.contents, nil
+	return contents, &genai.Content{Parts: system}, nil
 }
 
-// builder collects contents, consecutive parts of one role in one content.
+// builder collects contents: consecutive parts of one role in one content,
+// except that the function responses that answer a model turn are a user
+// content of their own, in the order of the calls.
 type builder struct {
 	contents []*genai.Content
+	calls    sentCalls
+	made     int      // the calls of the view so far
+	results  []result // the responses of the tool messages since the model turn
 }
 
-// hasUser reports whether a user content was added.
-func (b *builder) hasUser() bool {
-	for _, c := range b.contents {
-		if c.Role == genai.RoleUser {
-			return true
-		}
+// A sentCall is a call of the view as a request sends it.
+type sentCall struct {
+	name  string // its name, which its response takes
+	id    string // the ID it is sent with: Gemini's, or none
+	place int    // its place among the view's calls
+}
+
+// sentCalls are the calls of the view so far, by ID: for an ID used again
+// in a later turn, the later call, which the results that follow answer.
+type sentCalls map[string]sentCall
+
+// add records the calls of m, an assistant message, counting them in made.
+func (s sentCalls) add(m *nous.Message, made *int) {
+	for _, tc := range m.ToolCalls {
+		s[tc.ID] = sentCall{name: tc.Name, id: geminiID(&tc), place: *made}
+		*made++
 	}
-	return false
 }
 
+// geminiID returns the ID Gemini gave tc, as [Message] recorded it, or ""
+// for a call whose ID is not Gemini's.
+func geminiID(tc *nous.ToolCall) string {
+	if id, _ := tc.Metadata[MetadataCallID].(string); id != "" && id == tc.ID {
+		return id
+	}
+	return ""
+}
+
+// A result is the function response of a tool message and the place of
+// its call.
+type result struct {
+	place int
+	part  *genai.Part
+}
+
+// add adds parts of role: to the last content when it is of role and not
+// function responses, else as a content of their own.
 func (b *builder) add(role string, parts ...*genai.Part) {
 	if len(parts) == 0 {
 		return
 	}
-	if n := len(b.contents); n > 0 && b.contents[n-1].Role == role {
+	if n := len(b.contents); n > 0 && b.contents[n-1].Role == role && !responses(b.contents[n-1]) {
 		b.contents[n-1].Parts = append(b.contents[n-1].Parts, parts...)
 		return
 	}
 	b.contents = append(b.contents, &genai.Content{Role: role, Parts: parts})
 }
 
-// inCallOrder moves the functionResponse part just added before those of
-// later calls: the API matches responses to calls by their order too (the
-// IDs of calls it gave none are this package's).
-func (b *builder) inCallOrder(order map[string]int) {
-	parts := b.contents[len(b.contents)-1].Parts
-	for i := len(parts) - 1; i > 0; i-- {
-		prev, cur := parts[i-1].FunctionResponse, parts[i].FunctionResponse
-		if prev == nil || order[prev.ID] <= order[cur.ID] {
+// flush adds the function responses of the tool messages since the model
+// turn as a user content, in the order of their calls: the API matches
+// responses to calls by their order (and names) when the calls carry no
+// ID.
+func (b *builder) flush() {
+	if len(b.results) == 0 {
+		return
+	}
+	slices.SortStableFunc(b.results, func(x, y result) int { return x.place - y.place })
+	parts := make([]*genai.Part, len(b.results))
+	for i, r := range b.results {
+		parts[i] = r.part
+	}
+	b.contents = append(b.contents, &genai.Content{Role: genai.RoleUser, Parts: parts})
+	b.results = b.results[:0]
+}
+
+// responses reports whether c is a content of function responses.
+func responses(c *genai.Content) bool {
+	return slices.ContainsFunc(c.Parts, func(p *genai.Part) bool { return p.FunctionResponse != nil })
+}
+
+// turnStart reports whether c begins a turn, as the API reads turns when it
+// checks signatures: a user content with text (not function responses
+// alone). A user content of images alone is taken for none, so that a
+// turn this package signs is never shorter than the API's.
+func turnStart(c *genai.Content) bool {
+	return c.Role == genai.RoleUser && slices.ContainsFunc(c.Parts, func(p *genai.Part) bool {
+		return p.FunctionResponse == nil && p.Text != ""
+	})
+}
+
+// signCurrentTurn gives the first function call of each model step of the
+// current turn (the model contents after the last content that begins a
+// turn) that carries no thought signature the one Google documents for
+// calls the API did not make: Gemini 3 refuses the request without it.
+func signCurrentTurn(contents []*genai.Content) {
+	start := 0
+	for i := len(contents) - 1; i >= 0; i-- {
+		if turnStart(contents[i]) {
+			start = i
 			break
 		}
-		parts[i-1], parts[i] = parts[i], parts[i-1]
+	}
+	for _, c := range contents[start:] {
+		if c.Role != genai.RoleModel {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				if len(p.ThoughtSignature) == 0 {
+					p.ThoughtSignature = bytes.Clone(skipSignature)
+				}
+				break
+			}
+		}
 	}
 }
 
@@ -162,7 +289,7 @@ func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
 		data, isURL := p.Content, p.Type == nous.PartImageURL || p.Type == nous.PartFileURL
 		if isURL && !strings.HasPrefix(data, "data:") {
 			if media == "" {
-				return nil, fmt.Errorf("a %s part without Options[\"media_type\"], which the API needs for a URL: %w", p.Type, ErrUnsupported)
+				return nil, fmt.Errorf("a %s part without Options[\"media_type\"], which the API needs for a URL: set it, or send the data inline: %w", p.Type, ErrUnsupported)
 			}
 			return &genai.Part{FileData: &genai.FileData{FileURI: data, MIMEType: media}}, nil
 		}
@@ -171,32 +298,41 @@ func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
 			media, data = strings.TrimSuffix(head, ";base64"), body
 		}
 		if media == "" {
-			return nil, fmt.Errorf("a %s part without Options[\"media_type\"]: %w", p.Type, ErrUnsupported)
+			return nil, fmt.Errorf("a %s part without Options[\"media_type\"], which the API needs: set it: %w", p.Type, ErrUnsupported)
 		}
 		raw, err := base64.StdEncoding.DecodeString(data)
 		if err != nil {
-			return nil, fmt.Errorf("a %s part whose data is not base64: %v: %w", p.Type, err, ErrUnsupported)
+			return nil, fmt.Errorf("a %s part whose data is not base64 (%v): give the data in standard base64: %w", p.Type, err, ErrUnsupported)
 		}
 		return &genai.Part{InlineData: &genai.Blob{MIMEType: media, Data: raw}}, nil
 	}
-	return nil, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
+	return nil, fmt.Errorf("a %s part, which a user content cannot hold: %w", p.Type, ErrUnsupported)
 }
 
-// functionResponse returns the functionResponse part of a tool message:
-// its text when that is a JSON object, {"output": text} otherwise, or
-// {"error": text} for an error result; named after its call; its images and
+// resultSeparator joins the texts of a tool result.
+const resultSeparator = "\n\n"
+
+// functionResponse returns the functionResponse part of a tool message that
+// answers call: its text (its texts joined by a blank line) when that is a
+// JSON object, {"output": text} otherwise, or {"error": text} for an error
+// result; named after its call, with the call's ID as sent; its images and
 // files as the response's parts.
-func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, error) {
-	text := m.Content
+func functionResponse(m *nous.Message, call sentCall) (*genai.Part, error) {
+	var texts []string
+	if m.Content != "" {
+		texts = append(texts, m.Content)
+	}
 	var media []*genai.FunctionResponsePart
 	for k, p := range m.Parts {
 		if p.Type == nous.PartText {
-			text += p.Content
+			if p.Content != "" {
+				texts = append(texts, p.Content)
+			}
 			continue
 		}
 		part, err := mediaPart(&p)
 		if err != nil {
-			return nil, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: %w", k, err)}
+			return nil, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d of the tool result: %w", k, err)}
 		}
 		if part.InlineData != nil {
 			media = append(media, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: part.InlineData.MIMEType, Data: part.InlineData.Data}})
@@ -204,6 +340,7 @@ func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, er
 			media = append(media, &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{FileURI: part.FileData.FileURI, MIMEType: part.FileData.MIMEType}})
 		}
 	}
+	text := strings.Join(texts, resultSeparator)
 	var response map[string]any
 	key := "output"
 	if m.IsError() {
@@ -218,9 +355,9 @@ func functionResponse(m *nous.Message, names map[string]string) (*genai.Part, er
 	if response == nil {
 		response = map[string]any{key: text}
 	}
-	name := names[m.ToolCallID] // the call's name: the API matches the two
+	name := call.name // the call's name: the API matches the two
 	if name == "" {
 		name = m.Name
 	}
-	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: m.ToolCallID, Name: name, Response: response, Parts: media}}, nil
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: call.id, Name: name, Response: response, Parts: media}}, nil
 }

@@ -15,24 +15,33 @@ import (
 // Message returns the assistant message and the usage of a GenerateContent
 // response's first candidate: its text as Content (one part without a
 // signature) or text parts, its thoughts as thinking parts marked as
-// Gemini's, its function calls as tool calls (their arguments the JSON of
-// the call's args; an ID made up when the API gave none), the images and
-// files it made as image and file parts (base64, Options["media_type"]) or
-// URL parts, each part's thought signature kept where it came, and
+// Gemini's (Options[nous.OptionProvider]), its function calls as tool calls
+// (their arguments the JSON of the call's args; the ID the API gave, also
+// recorded in Metadata[MetadataCallID], or one made up when it gave none),
+// the images and files it made as image and file parts (base64,
+// Options["media_type"]) or URL parts, each part's thought signature kept
+// where it came (Options or Metadata[nous.OptionThoughtSignature]), and
 // Metadata["finish_reason"] and ["model"]. Other parts (code the model ran
 // and its result, thought images, parts newer than this package) are kept
-// as their JSON in Metadata["gemini_parts"], for [Contents] alone: other
+// as their JSON in Metadata[MetadataParts], for [Fill] alone: other
 // providers do not see them. When the parts did not come as thoughts, text,
-// media, calls, or some were kept whole, Metadata["gemini_part_order"]
-// records their order, which Contents follows. A response without a
-// candidate (a blocked prompt) is an error wrapping [ErrNoCandidate],
-// returned with the response's usage, which is billed all the same.
+// media, calls, or some were kept whole, Metadata[MetadataPartOrder]
+// records their order, which Fill follows. A response without a candidate
+// (a blocked prompt) is an error wrapping [ErrNoCandidate], returned with
+// the response's usage, which is billed all the same; so is a nil response,
+// with no usage.
 func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, error) {
 	if resp == nil {
 		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: a nil response: %w", ErrNoCandidate)
 	}
 	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil || resp.Candidates[0].Content == nil {
-		return nous.Message{}, Usage(resp.UsageMetadata), fmt.Errorf("gemini: %w", ErrNoCandidate) // a blocked prompt is billed too
+		why := ""
+		if f := resp.PromptFeedback; f != nil && f.BlockReason != "" {
+			why = fmt.Sprintf(" (the prompt was blocked: %s %s)", f.BlockReason, f.BlockReasonMessage)
+		} else if len(resp.Candidates) > 0 && resp.Candidates[0] != nil && resp.Candidates[0].FinishReason != "" {
+			why = fmt.Sprintf(" (finish reason %s)", resp.Candidates[0].FinishReason)
+		}
+		return nous.Message{}, Usage(resp.UsageMetadata), fmt.Errorf("gemini: %w%s", ErrNoCandidate, why) // a blocked prompt is billed too
 	}
 	m := nous.AssistantMessage("")
 	var parts []nous.ContentPart
@@ -80,10 +89,10 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 	}
 	m.Metadata = map[string]any{"finish_reason": string(resp.Candidates[0].FinishReason), "model": resp.ModelVersion}
 	if len(kept) > 0 {
-		m.Metadata[metaParts] = kept
+		m.Metadata[MetadataParts] = kept
 	}
 	if keys := order.Keys(); keys != nil {
-		m.Metadata[metaOrder] = keys
+		m.Metadata[MetadataPartOrder] = keys
 	}
 	u := Usage(resp.UsageMetadata)
 	u.ToolCalls = len(m.ToolCalls)
@@ -101,13 +110,17 @@ func toolCall(call *genai.FunctionCall, sig string) (nous.ToolCall, error) {
 	if call.Args == nil {
 		args = []byte("{}")
 	}
-	id := call.ID
-	if id == "" {
-		id = newCallID()
+	tc := nous.ToolCall{ID: call.ID, Name: call.Name, Arguments: args}
+	if call.ID == "" {
+		tc.ID = newCallID()
+	} else {
+		tc.Metadata = map[string]any{MetadataCallID: call.ID}
 	}
-	tc := nous.ToolCall{ID: id, Name: call.Name, Arguments: args}
 	if sig != "" {
-		tc.Metadata = map[string]any{optSignature: sig}
+		if tc.Metadata == nil {
+			tc.Metadata = map[string]any{}
+		}
+		tc.Metadata[nous.OptionThoughtSignature] = sig
 	}
 	return tc, nil
 }
@@ -166,7 +179,7 @@ func contentPart(p *genai.Part, sig string) nous.ContentPart {
 		if part.Options == nil {
 			part.Options = map[string]any{}
 		}
-		part.Options[optSignature] = sig
+		part.Options[nous.OptionThoughtSignature] = sig
 	}
 	return part
 }
@@ -176,21 +189,21 @@ func contentPart(p *genai.Part, sig string) nous.ContentPart {
 func unsigned(p *genai.Part) nous.ContentPart {
 	switch {
 	case p.Thought:
-		return nous.ContentPart{Type: nous.PartThinking, Content: p.Text, Options: map[string]any{optProvider: Provider}}
+		return nous.ContentPart{Type: nous.PartThinking, Content: p.Text, Options: map[string]any{nous.OptionProvider: Provider}}
 	case p.InlineData != nil:
 		typ := nous.PartFile
 		if strings.HasPrefix(p.InlineData.MIMEType, "image/") {
 			typ = nous.PartImage
 		}
 		return nous.ContentPart{Type: typ, Content: base64.StdEncoding.EncodeToString(p.InlineData.Data),
-			Options: map[string]any{optProvider: Provider, "media_type": p.InlineData.MIMEType}}
+			Options: map[string]any{nous.OptionProvider: Provider, "media_type": p.InlineData.MIMEType}}
 	case p.FileData != nil:
 		typ := nous.PartFileURL
 		if strings.HasPrefix(p.FileData.MIMEType, "image/") {
 			typ = nous.PartImageURL
 		}
 		return nous.ContentPart{Type: typ, Content: p.FileData.FileURI,
-			Options: map[string]any{optProvider: Provider, "media_type": p.FileData.MIMEType}}
+			Options: map[string]any{nous.OptionProvider: Provider, "media_type": p.FileData.MIMEType}}
 	}
 	return nous.TextPart(p.Text)
 }

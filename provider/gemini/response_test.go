@@ -2,10 +2,13 @@ package gemini_test
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/genai"
 
+	"github.com/nous-go/nous"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
 )
 
@@ -58,5 +61,45 @@ func TestBlockedPromptUsageKept(t *testing.T) {
 	_, u, err := nousgemini.Message(&resp)
 	if err != nil && u.Requests != 1 {
 		t.Errorf("usage of a blocked response lost: %+v (%v)", u, err)
+	}
+}
+
+// A nil response, or one without a candidate, is an error wrapping
+// ErrNoCandidate, with the usage billed: none for no response, the
+// response's for a blocked prompt, whose reason the error gives.
+func TestNoCandidate(t *testing.T) {
+	if _, u, err := nousgemini.Message(nil); !errors.Is(err, nousgemini.ErrNoCandidate) || u != (nous.Usage{}) {
+		t.Errorf("a nil response: %v, usage %+v", err, u)
+	}
+	resp := decodeResp(t, `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":50,"totalTokenCount":50}}`)
+	_, u, err := nousgemini.Message(resp)
+	if !errors.Is(err, nousgemini.ErrNoCandidate) || !strings.Contains(err.Error(), "SAFETY") || u.InputTokens != 50 || u.Requests != 1 {
+		t.Errorf("a blocked prompt: %v, usage %+v", err, u)
+	}
+}
+
+// The Metadata and Options keys of the shape Message records are stored in
+// logs: their values never change.
+func TestRecordedKeys(t *testing.T) {
+	for got, want := range map[string]string{
+		nousgemini.MetadataCallID:         "gemini_call_id",
+		nousgemini.MetadataPartOrder:      "gemini_part_order",
+		nousgemini.MetadataParts:          "gemini_parts",
+		nousgemini.Provider:               "gemini",
+		nousgemini.SkipSignatureValidator: "skip_thought_signature_validator",
+	} {
+		if got != want {
+			t.Errorf("%q, stored as %q", got, want)
+		}
+	}
+	m := receive(t, `{"candidates":[{"content":{"role":"model","parts":[
+	{"text":"t","thought":true,"thoughtSignature":"c2ln"},
+	{"executableCode":{"language":"PYTHON","code":"print(1)"}},
+	{"functionCall":{"id":"fc_1","name":"f"},"thoughtSignature":"c2lnMg=="}]}}]}`)
+	tc := m.ToolCalls[0]
+	if m.Parts[0].Options[nous.OptionThoughtSignature] != "c2ln" || m.Parts[0].Options[nous.OptionProvider] != nousgemini.Provider ||
+		tc.Metadata[nous.OptionThoughtSignature] != "c2lnMg==" || tc.Metadata[nousgemini.MetadataCallID] != "fc_1" ||
+		m.Metadata[nousgemini.MetadataParts] == nil || m.Metadata[nousgemini.MetadataPartOrder] == nil {
+		t.Errorf("message %+v", m)
 	}
 }
