@@ -36,15 +36,38 @@ func Wrap(provider string, i int, err error) error {
 }
 
 // Pairing returns the first pairing problem of c's view as an *Error of
-// provider, or nil.
+// provider, or nil. Its text says the way out: PatchDanglingToolCalls when
+// that repairs the view (calls left without results), else replacing the
+// message (a result whose call is not before it, an ID used twice in one
+// message).
 func Pairing(provider string, c *nous.Context) error {
-	if err := c.CheckToolPairing(); err != nil {
-		var p nous.PairingError
-		errors.As(err, &p)
-		return &Error{Provider: provider, Index: p.Index, CallID: p.CallID, Err: err}
+	err := c.CheckToolPairing()
+	if err == nil {
+		return nil
 	}
-	return nil
+	var p nous.PairingError
+	errors.As(err, &p)
+	patched := c.Clone()
+	patched.PatchDanglingToolCalls()
+	way := "c.PatchDanglingToolCalls() answers the calls left without a result"
+	if patched.CheckToolPairing() != nil {
+		way = "replace or remove the message (c.ReplaceMessage, c.ReplaceMessageRange)"
+	}
+	return &Error{Provider: provider, Index: p.Index, CallID: p.CallID, Err: pairingError{p, way}}
 }
+
+// pairingError is a pairing problem, as an adapter reports it: the
+// problem and the way out, the index and call being the *Error's.
+type pairingError struct {
+	p   nous.PairingError
+	way string
+}
+
+func (e pairingError) Error() string {
+	return fmt.Sprintf("%s: %v; %s", e.p.Problem, nous.ErrUnpaired, e.way)
+}
+
+func (e pairingError) Unwrap() error { return e.p }
 
 // Blank reports whether text has nothing but white space: providers refuse
 // such a text block.

@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"testing"
 
@@ -90,5 +91,31 @@ func TestCallIDsMax(t *testing.T) {
 	got := ids.Call(1, 0, long)
 	if len(got) > 40 || got == long || ids.Result(2, long) != got {
 		t.Errorf("a 45-byte ID with a limit of 40 is sent as %q, its result as %q", got, ids.Result(2, long))
+	}
+}
+
+// A pairing problem names the message and the call once, and the way out:
+// PatchDanglingToolCalls where it repairs the view, a replacement where it
+// cannot.
+func TestPairingSaysTheWayOut(t *testing.T) {
+	dangling := nous.NewContext()
+	dangling.AddMessages(nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f"}), nous.UserMessage("next"))
+	orphan := nous.NewContext()
+	orphan.AddMessages(nous.UserMessage("q"), nous.ToolMessage("zz", "f", "x"))
+	for _, tc := range []struct {
+		c    *nous.Context
+		want string
+	}{
+		{dangling, `test: message 2, call "c1": a message comes before this call's result: unpaired tool call; c.PatchDanglingToolCalls() answers the calls left without a result`},
+		{orphan, `test: message 1, call "zz": a tool result whose call is not open before it: unpaired tool call; replace or remove the message (c.ReplaceMessage, c.ReplaceMessageRange)`},
+	} {
+		err := Pairing("test", tc.c)
+		var p nous.PairingError
+		if err == nil || err.Error() != tc.want || !errors.Is(err, nous.ErrUnpaired) || !errors.As(err, &p) {
+			t.Errorf("Pairing: %v\nwant %s", err, tc.want)
+		}
+	}
+	if err := Pairing("test", nous.NewContext()); err != nil {
+		t.Errorf("an empty view: %v", err)
 	}
 }
