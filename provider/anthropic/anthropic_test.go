@@ -103,7 +103,8 @@ func TestToolLoop(t *testing.T) {
 }
 
 // Content: blank text is never sent; images and files map to image and
-// document blocks; a system message in the middle is user text.
+// document blocks; a system message in the middle keeps its place, a
+// system message among the messages.
 func TestContent(t *testing.T) {
 	c := nous.NewContext()
 	image := nous.ContentPart{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}}
