@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +39,13 @@ func client(t *testing.T, responses ...string) (anthropic.Client, *adapttest.Fak
 // the SDK sent.
 func send(t *testing.T, c *nous.Context) []byte {
 	t.Helper()
+	return sendWith(t, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}, c)
+}
+
+// sendWith is send with params, a copy of which it fills.
+func sendWith(t *testing.T, params anthropic.MessageNewParams, c *nous.Context) []byte {
+	t.Helper()
 	cl, f := client(t)
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}
 	must(t, nousanthropic.Fill(&params, c))
 	_, err := cl.Messages.New(context.Background(), params)
 	must(t, err)
@@ -62,7 +68,7 @@ func msg(m nous.Message) nous.Message { m.CreatedAt = at; return m }
 func signed(t *testing.T, text, signature string) nous.ContentPart {
 	t.Helper()
 	resp := decode(t, `{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"thinking","thinking":`+quote(text)+`,"signature":`+quote(signature)+`}],"usage":{}}`)
-	m, _ := nousanthropic.Message(resp)
+	m, _, _ := nousanthropic.Message(resp)
 	return m.Parts[0]
 }
 
@@ -97,7 +103,8 @@ func TestToolLoop(t *testing.T) {
 }
 
 // Content: blank text is never sent; images and files map to image and
-// document blocks; a system message in the middle is user text.
+// document blocks; a system message in the middle keeps its place, a
+// system message among the messages.
 func TestContent(t *testing.T) {
 	c := nous.NewContext()
 	image := nous.ContentPart{Type: nous.PartImage, Content: "iVBORw0KGgo=", Options: map[string]any{"media_type": "image/png"}}
@@ -136,7 +143,8 @@ func TestRoundTrip(t *testing.T) {
 	{"type":"tool_use","id":"toolu_1","name":"weather","input":{"z":1,"a":[1,2],"city":"Nice"}}],
 	"usage":{"input_tokens":100,"output_tokens":50,"cache_creation_input_tokens":20,"cache_read_input_tokens":30,"output_tokens_details":{"thinking_tokens":40}}}`
 	resp := decode(t, response)
-	m, u := nousanthropic.Message(resp)
+	m, u, err := nousanthropic.Message(resp)
+	must(t, err)
 	want := nous.Usage{Requests: 1, ToolCalls: 1, InputTokens: 150, OutputTokens: 50, TotalTokens: 200,
 		CacheCreationInputTokens: 20, CacheReadInputTokens: 30, ReasoningTokens: 40}
 	if u != want {
@@ -206,7 +214,8 @@ func TestRefused(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("kept"))}}
+			params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("kept"))},
+				Thinking: adaptive(), OutputConfig: anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffortMax}}
 			err := nousanthropic.Fill(&params, c)
 			var e *nousanthropic.Error
 			if !errors.As(err, &e) || !errors.Is(err, tt.Want) {
@@ -215,7 +224,7 @@ func TestRefused(t *testing.T) {
 			if e.Index != tt.Index || e.CallID != tt.CallID {
 				t.Errorf("Fill: message %d, call %q; want message %d, call %q (%v)", e.Index, e.CallID, tt.Index, tt.CallID, err)
 			}
-			if len(params.Messages) != 1 || params.System != nil {
+			if len(params.Messages) != 1 || params.System != nil || params.Thinking.OfAdaptive == nil || params.OutputConfig.Effort != anthropic.OutputConfigEffortMax {
 				t.Error("a refused Fill changed params")
 			}
 		})
@@ -237,7 +246,8 @@ func TestServerTools(t *testing.T) {
 	{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_02","content":{"type":"code_execution_result","stdout":"18446744073709551616\n","stderr":"","return_code":0,"content":[]}},
 	{"type":"future_block","id":"fb_1","payload":{"n":18446744073709551615,"s":"x"}}],
 	"usage":{"input_tokens":6039,"output_tokens":931,"server_tool_use":{"web_search_requests":1}}}`
-	m, u := nousanthropic.Message(decode(t, response))
+	m, u, err := nousanthropic.Message(decode(t, response))
+	must(t, err)
 	if u.ToolCalls != 0 || len(m.ToolCalls) != 0 {
 		t.Errorf("server tool use counted as tool calls: %+v, %v", u, m.ToolCalls)
 	}
@@ -262,7 +272,7 @@ func TestPauseTurn(t *testing.T) {
 	{"type":"thinking","thinking":"Search twice.","signature":"sigP"},
 	{"type":"server_tool_use","id":"srvtoolu_p","name":"web_search","input":{"query":"q"}}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`
-	m, _ := nousanthropic.Message(decode(t, response))
+	m, _, _ := nousanthropic.Message(decode(t, response))
 	if m.Metadata["stop_reason"] != "pause_turn" {
 		t.Errorf("stop_reason %v", m.Metadata["stop_reason"])
 	}
@@ -320,12 +330,35 @@ func types(blocks []map[string]any) []string {
 	return out
 }
 
-// Message of a nil response is an empty message, not a panic.
+// Message of a nil response is an error wrapping ErrNoResponse, not a
+// panic.
 func TestMessageOfNil(t *testing.T) {
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("Message(nil) panicked: %v", r)
-		}
-	}()
-	nousanthropic.Message(nil)
+	m, u, err := nousanthropic.Message(nil)
+	if !errors.Is(err, nousanthropic.ErrNoResponse) || u != (nous.Usage{}) || m.Role != "" {
+		t.Errorf("Message(nil) = %+v, %+v, %v; want an error wrapping ErrNoResponse", m, u, err)
+	}
+}
+
+// A part ThinkingPart makes of a thinking block's text and signature (a
+// runtime that recorded the block itself) is the part Message makes of the
+// block, and goes back as the block; its text edited, it is refused.
+func TestThinkingPart(t *testing.T) {
+	p := nousanthropic.ThinkingPart("Need the weather.", "EqQBCkYIARgC")
+	if want := signed(t, "Need the weather.", "EqQBCkYIARgC"); !reflect.DeepEqual(p, want) {
+		t.Errorf("ThinkingPart = %+v, Message makes %+v", p, want)
+	}
+	assistant := msg(nous.AssistantMessage("", nous.ToolCall{ID: "toolu_1", Name: "f"}))
+	assistant.Parts = []nous.ContentPart{p}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), assistant, msg(nous.ToolMessage("toolu_1", "f", "ok"))))
+	got := sentOf(t, send(t, c)).Messages[1].Content[0]
+	if got["type"] != "thinking" || got["thinking"] != "Need the weather." || got["signature"] != "EqQBCkYIARgC" {
+		t.Errorf("the part went as %v", got)
+	}
+	assistant.Parts[0].Content = "Need the time."
+	c = nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("q")), assistant, msg(nous.ToolMessage("toolu_1", "f", "ok"))))
+	if err := nousanthropic.Fill(&anthropic.MessageNewParams{}, c); !errors.Is(err, nousanthropic.ErrEditedThinking) {
+		t.Errorf("Fill of an edited part: %v, want ErrEditedThinking", err)
+	}
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/nous-go/nous/internal/adapt"
 )
 
-// assistantBlocks returns the blocks of an assistant message: its thinking
-// from Anthropic first, then its text, then its tool calls; or in the order
-// the response had them, when [Message] recorded it. seen holds the tool_use
-// IDs of the request so far.
-func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.ContentBlockParamUnion, error) {
+// assistantBlocks returns the blocks of an assistant message, view message
+// i: its thinking from Anthropic first, then its text, then its tool calls
+// with the IDs ids sends; or in the order the response had them, when
+// [Message] recorded it.
+func assistantBlocks(m *nous.Message, i int, ids *adapt.CallIDs) ([]anthropic.ContentBlockParamUnion, error) {
 	thinking, err := assistantThinking(m)
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 	if err != nil {
 		return nil, err
 	}
-	calls, err := toolUses(m, seen)
+	calls, err := toolUses(m, i, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,8 @@ func assistantBlocks(m *nous.Message, seen map[string]bool) ([]anthropic.Content
 // and tool use blocks, in the order [Message] recorded, with the blocks it
 // kept whole; what the order does not name (the message was changed) comes
 // after, in the default layout. Blank text keeps its place in the order but
-// is not sent.
+// is not sent. calls are those of m.ToolCalls, in turn: the order names each
+// by the call's own ID, whatever ID it is sent with.
 func inOrder(m *nous.Message, thinking, text, calls []anthropic.ContentBlockParamUnion) ([]anthropic.ContentBlockParamUnion, error) {
 	slots := make([]adapt.Slot[anthropic.ContentBlockParamUnion], 0, len(thinking)+len(text)+len(calls))
 	for _, b := range thinking {
@@ -47,10 +48,10 @@ func inOrder(m *nous.Message, thinking, text, calls []anthropic.ContentBlockPara
 	for _, b := range text {
 		slots = append(slots, adapt.Slot[anthropic.ContentBlockParamUnion]{Item: b, Key: keyText, Kind: true})
 	}
-	for _, b := range calls {
-		slots = append(slots, adapt.Slot[anthropic.ContentBlockParamUnion]{Item: b, Key: keyToolUse + b.OfToolUse.ID})
+	for k, b := range calls {
+		slots = append(slots, adapt.Slot[anthropic.ContentBlockParamUnion]{Item: b, Key: keyToolUse + m.ToolCalls[k].ID})
 	}
-	out, err := adapt.Replay(adapt.Recorded(m.Metadata[metaOrder]), slots, func(entry string) (anthropic.ContentBlockParamUnion, bool, error) {
+	out, err := adapt.Replay(adapt.Recorded(m.Metadata[MetadataBlockOrder]), slots, func(entry string) (anthropic.ContentBlockParamUnion, bool, error) {
 		if k, ok := strings.CutPrefix(entry, keyKept); ok {
 			return keptBlock(m, k)
 		}
@@ -72,7 +73,7 @@ func assistantThinking(m *nous.Message) ([]anthropic.ContentBlockParamUnion, err
 		case nous.PartThinking:
 			block, ok, err := thinkingBlock(&p)
 			if err != nil {
-				return nil, fmt.Errorf("part %d: %w", k, err)
+				return nil, fmt.Errorf("part %d: %w (put back the text as received, or remove the part)", k, err)
 			}
 			if ok {
 				out = append(out, block)
@@ -88,39 +89,12 @@ func assistantThinking(m *nous.Message) ([]anthropic.ContentBlockParamUnion, err
 	return out, nil
 }
 
-// thinkingBlock returns the block of a thinking part that came from
-// Anthropic, and ok false for one that did not.
-func thinkingBlock(p *nous.ContentPart) (block anthropic.ContentBlockParamUnion, ok bool, err error) {
-	if p.Options[optProvider] != Provider {
-		return block, false, nil
-	}
-	if data, _ := p.Options[optRedacted].(string); data != "" {
-		return anthropic.NewRedactedThinkingBlock(data), true, nil
-	}
-	signature, _ := p.Options[optSignature].(string)
-	if signature == "" {
-		return block, false, nil
-	}
-	if d, _ := p.Options[optDigest].(string); d != "" && d != digest(p.Content) {
-		return block, false, ErrEditedThinking
-	}
-	return anthropic.NewThinkingBlock(signature, p.Content), true, nil
-}
-
-// toolUses returns the tool_use blocks of an assistant message's tool
-// calls, and adds their IDs to seen, those of the request so far: an ID the
-// API would refuse, or one seen before, is an error.
-func toolUses(m *nous.Message, seen map[string]bool) ([]anthropic.ContentBlockParamUnion, error) {
+// toolUses returns the tool_use blocks of the tool calls of m, view
+// message i, with the IDs ids sends.
+func toolUses(m *nous.Message, i int, ids *adapt.CallIDs) ([]anthropic.ContentBlockParamUnion, error) {
 	var out []anthropic.ContentBlockParamUnion
-	for _, tc := range m.ToolCalls {
-		switch {
-		case !toolUseID.MatchString(tc.ID):
-			return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a tool call ID of other characters than letters, digits, _ and -: %w", ErrUnsupported)}
-		case seen[tc.ID]:
-			return nil, adapt.CallError{ID: tc.ID, Err: fmt.Errorf("a tool call ID used twice in the conversation: %w", ErrUnsupported)}
-		}
-		seen[tc.ID] = true
-		block, err := toolUse(&tc)
+	for k, tc := range m.ToolCalls {
+		block, err := toolUse(&tc, ids.Call(i, k, tc.ID))
 		if err != nil {
 			return nil, adapt.CallError{ID: tc.ID, Err: err}
 		}
@@ -129,22 +103,19 @@ func toolUses(m *nous.Message, seen map[string]bool) ([]anthropic.ContentBlockPa
 	return out, nil
 }
 
-// toolUse returns the tool_use block of a tool call, with the caller (the
-// code that made the call) and the toolset its Metadata keeps.
-func toolUse(tc *nous.ToolCall) (anthropic.ContentBlockParamUnion, error) {
-	args, err := tc.ArgumentsObject()
-	if err != nil {
-		return anthropic.ContentBlockParamUnion{}, err
-	}
-	block := anthropic.NewToolUseBlock(tc.ID, json.RawMessage(args), tc.Name)
-	if caller, _ := tc.Metadata[metaCaller].(string); caller != "" {
+// toolUse returns the tool_use block of a tool call, sent with ID id: its
+// arguments as an object (adapt.Object), with the caller (the code that made
+// the call) and the toolset its Metadata keeps.
+func toolUse(tc *nous.ToolCall, id string) (anthropic.ContentBlockParamUnion, error) {
+	block := anthropic.NewToolUseBlock(id, adapt.Object(tc.Arguments), tc.Name)
+	if caller, _ := tc.Metadata[MetadataCaller].(string); caller != "" {
 		var c struct{ Type string }
 		if json.Unmarshal([]byte(caller), &c) != nil || c.Type == "" {
-			return anthropic.ContentBlockParamUnion{}, fmt.Errorf("a caller that is not an object with a type: %w", ErrUnsupported)
+			return anthropic.ContentBlockParamUnion{}, fmt.Errorf("a caller (Metadata[%q]) that is not the JSON of an object with a type (remove it, or put back the caller the response had): %w", MetadataCaller, ErrUnsupported)
 		}
 		block.OfToolUse.Caller = param.Override[anthropic.ToolUseBlockParamCallerUnion](json.RawMessage(caller))
 	}
-	if toolset, _ := tc.Metadata[metaToolset].(string); toolset != "" {
+	if toolset, _ := tc.Metadata[MetadataToolset].(string); toolset != "" {
 		block.OfToolUse.ToolsetName = anthropic.String(toolset)
 	}
 	return block, nil
@@ -171,7 +142,7 @@ func assistantText(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) 
 			out = append(out, anthropic.ContentBlockParamUnion{})
 			continue
 		}
-		citations, _ := p.Options[optCitations].(string)
+		citations, _ := p.Options[OptionCitations].(string)
 		if citations == "" || p.Options[optProvider] != Provider {
 			out = append(out, anthropic.NewTextBlock(p.Content))
 			continue
@@ -197,17 +168,17 @@ func assistantText(m *nous.Message) ([]anthropic.ContentBlockParamUnion, error) 
 func blank(b anthropic.ContentBlockParamUnion) bool { return param.IsOmitted(b) }
 
 // keptBlock returns the block [Message] kept whole at index k of the
-// message's Metadata["anthropic_blocks"]; ok is false when there is none
+// message's Metadata[MetadataBlocks]; ok is false when there is none
 // (the message was changed since).
 func keptBlock(m *nous.Message, k string) (block anthropic.ContentBlockParamUnion, ok bool, err error) {
-	blocks, _ := m.Metadata[metaBlocks].([]any)
+	blocks, _ := m.Metadata[MetadataBlocks].([]any)
 	i, err := strconv.Atoi(k)
 	if err != nil || i < 0 || i >= len(blocks) {
 		return block, false, nil
 	}
 	raw, _ := blocks[i].(string)
 	if block, err = sendBack([]byte(raw)); err != nil {
-		return block, false, fmt.Errorf("metadata %q[%d]: %w", metaBlocks, i, err)
+		return block, false, fmt.Errorf("metadata %q[%d]: %w", MetadataBlocks, i, err)
 	}
 	return block, true, nil
 }

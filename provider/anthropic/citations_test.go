@@ -37,7 +37,7 @@ func TestStreamedCitationsKept(t *testing.T) {
 	if len(resp.Content) != 1 || len(resp.Content[0].Citations) != 1 {
 		t.Fatalf("accumulated %s", resp.RawJSON())
 	}
-	m, _ := nousanthropic.Message(resp)
+	m, _, _ := nousanthropic.Message(resp)
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("When was Shannon born?")), m, msg(nous.UserMessage("Thanks."))))
 	s := sentOf(t, send(t, adapttest.RoundTrip(t, c)))

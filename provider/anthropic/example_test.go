@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,11 +15,25 @@ import (
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
+// fakeAPI returns a client of a fake Messages API on a local server that
+// answers each request with the next of answers, and the bodies it got.
+func fakeAPI(answers ...string) (anthropic.Client, *[][]byte, func()) {
+	var bodies [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answers[0])
+		answers = answers[1:]
+	}))
+	return anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)), &bodies, srv.Close
+}
+
 // A full tool loop through the SDK: the model calls a tool, the runtime
-// runs it and sends the result, the model answers. The API is a fake one
-// on a local server that answers each request in turn.
+// runs it and sends the result, the model answers. Each request fills a
+// fresh copy of the base params.
 func Example() {
-	answers := []string{
+	client, _, done := fakeAPI(
 		`{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use",
 		  "content":[{"type":"thinking","thinking":"I need the weather.","signature":"c2ln"},
 		             {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
@@ -26,15 +41,8 @@ func Example() {
 		`{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn",
 		  "content":[{"type":"text","text":"It is 18°C and sunny in Paris."}],
 		  "usage":{"input_tokens":90,"output_tokens":12,"cache_read_input_tokens":40}}`,
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, answers[0])
-		answers = answers[1:]
-	}))
-	defer srv.Close()
-	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	)
+	defer done()
 
 	ctx := context.Background()
 	c := nous.NewContext(nous.WithSystemPrompt("You are a weather assistant."))
@@ -48,8 +56,10 @@ func Example() {
 		}
 		return nous.ToolResult{Content: "18°C, sunny in " + args.City}
 	}
+	base := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 4096,
+		Thinking: anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}}
 	for {
-		params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}
+		params := base // Fill may turn thinking off for one request: the next starts from base
 		if err := nousanthropic.Fill(&params, c); err != nil {
 			panic(err)
 		}
@@ -57,7 +67,10 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		m, usage := nousanthropic.Message(resp)
+		m, usage, err := nousanthropic.Message(resp)
+		if err != nil {
+			panic(err)
+		}
 		if err := c.AddMessage(m); err != nil {
 			panic(err)
 		}
@@ -87,4 +100,103 @@ func calls(m nous.Message) string {
 		return ""
 	}
 	return fmt.Sprintf("[%s %s]", m.ToolCalls[0].Name, m.ToolCalls[0].Arguments)
+}
+
+// A conversation that began on an OpenAI-compatible server, which numbers
+// calls per turn and whose model cut its arguments short, goes on with
+// Anthropic in the middle of its tool loop: the calls go with IDs of their
+// own, unique in the request; the arguments as an object that shows what
+// the model sent; and, the turn having begun without Anthropic's thinking,
+// this request with thinking off. The log keeps what came.
+func Example_switchProvider() {
+	client, bodies, done := fakeAPI(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn",
+		"content":[{"type":"text","text":"Paris is 18°C; I could not read the city of the second call."}],"usage":{"input_tokens":90,"output_tokens":12}}`)
+	defer done()
+
+	c := nous.NewContext()
+	first := nous.ToolCall{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	second := nous.ToolCall{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Ly`)}
+	err := c.AddMessages(nous.UserMessage("Weather in Paris and Lyon?"),
+		nous.AssistantMessage("", first), nous.ToolMessage("call_0", "get_weather", "18°C"),
+		nous.AssistantMessage("", second), nous.ToolErrorMessage("call_0", "get_weather", "arguments are not JSON"))
+	if err != nil {
+		panic(err)
+	}
+	base := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 4096,
+		Thinking: anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}}
+	params := base
+	if err := nousanthropic.Fill(&params, c); err != nil {
+		panic(err)
+	}
+	if _, err := client.Messages.New(context.Background(), params); err != nil {
+		panic(err)
+	}
+	var sent struct {
+		Thinking struct{ Type string }
+		Messages []struct {
+			Content []struct {
+				Type, ID  string
+				ToolUseID string `json:"tool_use_id"`
+				Input     json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal((*bodies)[0], &sent); err != nil {
+		panic(err)
+	}
+	for _, m := range sent.Messages {
+		for _, b := range m.Content {
+			switch b.Type {
+			case "tool_use":
+				fmt.Printf("tool_use    %s %s\n", b.ID, b.Input)
+			case "tool_result":
+				fmt.Printf("tool_result %s\n", b.ToolUseID)
+			}
+		}
+	}
+	mine, _ := json.Marshal(base.Thinking)
+	fmt.Printf("thinking %s for this request; base stays %s\n", sent.Thinking.Type, mine)
+	fmt.Println("the log's second call:", c.Messages()[3].ToolCalls[0].ID, string(c.Messages()[3].ToolCalls[0].Arguments))
+	// Output:
+	// tool_use    call_0 {"city":"Paris"}
+	// tool_result call_0
+	// tool_use    call_0_2 {"invalid_arguments":"{\"city\": \"Ly"}
+	// tool_result call_0_2
+	// thinking disabled for this request; base stays {"type":"adaptive"}
+	// the log's second call: call_0 {"city": "Ly
+}
+
+// Thinking a runtime recorded itself (its own event store, not Message)
+// goes back to the API with ThinkingPart, as the block it was.
+func ExampleThinkingPart() {
+	client, bodies, done := fakeAPI(`{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn",
+		"content":[{"type":"text","text":"It is 18°C."}],"usage":{"input_tokens":9,"output_tokens":3}}`)
+	defer done()
+
+	call := nous.ToolCall{ID: "toolu_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	turn := nous.AssistantMessage("", call)
+	turn.Parts = []nous.ContentPart{nousanthropic.ThinkingPart("I need the weather.", "EqQBCkYIARgC")} // as the stream gave them
+	c := nous.NewContext()
+	if err := c.AddMessages(nous.UserMessage("Weather in Paris?"), turn, nous.ToolMessage("toolu_1", "get_weather", "18°C")); err != nil {
+		panic(err)
+	}
+	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 4096,
+		Thinking: anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}}
+	if err := nousanthropic.Fill(&params, c); err != nil {
+		panic(err)
+	}
+	if _, err := client.Messages.New(context.Background(), params); err != nil {
+		panic(err)
+	}
+	var sent struct {
+		Thinking struct{ Type string }
+		Messages []struct{ Content []map[string]any }
+	}
+	if err := json.Unmarshal((*bodies)[0], &sent); err != nil {
+		panic(err)
+	}
+	b := sent.Messages[1].Content[0]
+	fmt.Println(b["type"], b["thinking"], b["signature"], "; thinking", sent.Thinking.Type)
+	// Output:
+	// thinking I need the weather. EqQBCkYIARgC ; thinking adaptive
 }

@@ -33,7 +33,7 @@ func FuzzResponse(f *testing.F) {
 		if !utf8.Valid(body) || json.Unmarshal(body, &resp) != nil {
 			return // the API sends UTF-8; a context keeps text as UTF-8
 		}
-		m, _ := nousanthropic.Message(&resp)
+		m, _, _ := nousanthropic.Message(&resp)
 		adapttest.Refill(t, m, func(c *nous.Context) (any, error) {
 			var params anthropic.MessageNewParams
 			err := nousanthropic.Fill(&params, c) // before params is read

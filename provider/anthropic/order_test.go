@@ -20,7 +20,7 @@ func TestInterleavedBlocksKeepOrder(t *testing.T) {
 	{"type":"thinking","thinking":"Now answer.","signature":"sigB"},
 	{"type":"text","text":"Answer."}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`)
-	m, _ := nousanthropic.Message(resp)
+	m, _, _ := nousanthropic.Message(resp)
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
 	got := types(sentOf(t, send(t, c)).Messages[1].Content)
@@ -39,7 +39,7 @@ func TestBlankTextKeepsOrder(t *testing.T) {
 	{"type":"web_search_tool_result","tool_use_id":"srvtoolu_b","content":[{"type":"web_search_result","url":"https://example.com","title":"E","encrypted_content":"EqA","page_age":null}]},
 	{"type":"text","text":"The answer.","citations":[{"type":"web_search_result_location","url":"https://example.com","title":"E","encrypted_index":"Eo8","cited_text":"c"}]}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`
-	m, _ := nousanthropic.Message(decode(t, response))
+	m, _, _ := nousanthropic.Message(decode(t, response))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
 	got := strings.Join(types(sentOf(t, send(t, c)).Messages[1].Content), ",")

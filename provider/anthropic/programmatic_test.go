@@ -19,13 +19,13 @@ import (
 // after the tool_result, is sent with the turn that answers the client
 // tool, and with every later request.
 func TestProgrammaticToolCallKeepsServerToolUse(t *testing.T) {
-	calling, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
+	calling, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
 	{"type":"text","text":"I'll query the database from code."},
 	{"type":"server_tool_use","id":"srvtoolu_abc","name":"code_execution","input":{"code":"r = await query_database(sql='select 1')\nprint(r)"}},
 	{"type":"tool_use","id":"toolu_def","name":"query_database","input":{"sql":"select 1"},"caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_abc"}}],
 	"container":{"id":"container_xyz","expires_at":"2026-11-30T13:00:00Z"},
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
-	done, _ := nousanthropic.Message(decode(t, `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
+	done, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
 	{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_abc","content":{"type":"code_execution_result","stdout":"1\n","stderr":"","return_code":0,"content":[]}},
 	{"type":"text","text":"The query returned 1."}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
@@ -45,7 +45,7 @@ func TestProgrammaticToolCallKeepsServerToolUse(t *testing.T) {
 // A tool_use's caller (the code execution that made the call) goes back
 // with it.
 func TestToolUseCallerKept(t *testing.T) {
-	m, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
+	m, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
 	{"type":"server_tool_use","id":"srvtoolu_abc","name":"code_execution","input":{"code":"await query_database(sql='select 1')"}},
 	{"type":"tool_use","id":"toolu_def","name":"query_database","input":{"sql":"select 1"},"toolset_name":"db","caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_abc"}}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
@@ -91,7 +91,7 @@ func callerOrphans(t *testing.T, body []byte) []string {
 // the code's server_tool_use in the request, also when the turn paused in
 // the code and the user wrote next.
 func TestServerToolCallerKeepsCodeExecution(t *testing.T) {
-	m, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
+	m, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
 	{"type":"server_tool_use","id":"srvtoolu_code","name":"code_execution","input":{"code":"r = await web_search(query='go 1.25')"}},
 	{"type":"server_tool_use","id":"srvtoolu_ws","name":"web_search","input":{"query":"go 1.25"},"caller":{"type":"code_execution_20260120","tool_id":"srvtoolu_code"}},
 	{"type":"web_search_tool_result","tool_use_id":"srvtoolu_ws","content":[],"caller":{"type":"code_execution_20260120","tool_id":"srvtoolu_code"}}],
@@ -108,7 +108,7 @@ func TestServerToolCallerKeepsCodeExecution(t *testing.T) {
 // while the code waits, by a user message of tool_result blocks only: user
 // text that would join it is refused before anything is sent.
 func TestProgrammaticResultMessageOnlyResults(t *testing.T) {
-	m, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
+	m, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
 	{"type":"server_tool_use","id":"srvtoolu_abc","name":"code_execution","input":{"code":"r = await query_database(sql='select 1')"}},
 	{"type":"tool_use","id":"toolu_def","name":"query_database","input":{"sql":"select 1"},"caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_abc"}}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))

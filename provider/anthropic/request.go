@@ -15,55 +15,71 @@ import (
 
 // Fill sets params.System and params.Messages to c's view, with its
 // overlay, and its system prompt, by the rules of the package doc; the
-// rest of params is the caller's. A view the API would refuse is an
-// [*Error], and params is left as it was.
+// rest of params is the caller's, but for thinking: when the request ends in
+// an open tool loop whose last assistant turn began without thinking that
+// goes back (its calls came from another provider, or from Anthropic with
+// thinking off), Fill turns thinking off for this request, as the API wants
+// one thinking mode per turn: it sets params.Thinking to disabled (on
+// Claude Sonnet 5.5, to between_tools) and lowers an effort of xhigh or max
+// in params.OutputConfig to high. So fill a fresh copy of your base params
+// for each request (params := base; Fill(&params, c)): Fill assigns those
+// fields and writes through no pointer of params, so base keeps thinking on
+// for the next turn. A view the API would refuse is an [*Error], and params
+// is left as it was.
 func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 	if err := adapt.Pairing(Provider, c); err != nil {
 		return err
 	}
+	var view []nous.Message
+	for _, m := range c.All() {
+		view = append(view, m)
+	}
+	ids := adapt.NewCallIDs(view, toolUseID.MatchString, 0)
 	var b builder
 	if prompt := adapt.Prompt(c); prompt != "" {
 		b.system = append(b.system, anthropic.TextBlockParam{Text: prompt})
 	}
 	leading := true
-	seen := map[string]bool{} // the tool_use IDs so far
-	byCode := map[string]bool{}
-	answeringCode := false // the last user message answers a tool call code made
-	for i, m := range c.All() {
+	byCode := map[string]bool{} // the IDs sent of the calls code made
+	answeringCode := false      // the last user message answers a tool call code made
+	for i := range view {
+		m := &view[i]
 		var err error
 		switch m.Role {
 		case nous.RoleSystem:
-			if err = adapt.SystemOnlyText(&m, ErrUnsupported); err != nil {
+			if err = adapt.SystemOnlyText(m, ErrUnsupported); err != nil {
+				err = fmt.Errorf("%w (system blocks hold text only: move the part to a user message)", err)
 				break
 			}
 			if leading {
-				b.system = append(b.system, systemBlocks(&m)...)
+				b.system = append(b.system, systemBlocks(m)...)
 				continue
 			}
-			b.addSystem(systemBlocks(&m))
+			b.addSystem(systemBlocks(m))
 		case nous.RoleUser:
 			var blocks []anthropic.ContentBlockParamUnion
-			blocks, err = userBlocks(&m)
+			blocks, err = userBlocks(m)
 			if err == nil && answeringCode && b.last == nous.RoleUser && len(blocks) > 0 {
-				err = fmt.Errorf("user content in the message that answers a tool call code execution made, which takes tool results only: %w", ErrUnsupported)
+				err = fmt.Errorf("user content in the message that answers a tool call code execution made, which takes tool results only (send the user's text after the model's next reply): %w", ErrUnsupported)
 			}
 			b.add(nous.RoleUser, blocks...)
 		case nous.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
-			blocks, err = assistantBlocks(&m, seen)
+			blocks, err = assistantBlocks(m, i, ids)
 			b.add(nous.RoleAssistant, blocks...)
 			answeringCode = false
-			for _, tc := range m.ToolCalls {
-				if caller, _ := tc.Metadata[metaCaller].(string); caller != "" {
-					byCode[tc.ID] = true
+			for k, tc := range m.ToolCalls {
+				if caller, _ := tc.Metadata[MetadataCaller].(string); caller != "" {
+					byCode[ids.Call(i, k, tc.ID)] = true
 				}
 			}
-			b.paused = m.Metadata["stop_reason"] == "pause_turn"
+			b.paused = m.Metadata[MetadataStopReason] == "pause_turn"
 		case nous.RoleTool:
+			sent := ids.Result(i, m.ToolCallID)
 			var block anthropic.ContentBlockParamUnion
-			block, err = toolResult(&m)
+			block, err = toolResult(m, sent)
 			b.add(nous.RoleUser, block)
-			answeringCode = answeringCode || byCode[m.ToolCallID]
+			answeringCode = answeringCode || byCode[sent]
 		default:
 			err = fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 		}
@@ -73,10 +89,10 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 		leading = false
 	}
 	b.answeredOnly()
-	if len(b.messages) == 0 {
-		return adapt.Wrap(Provider, 0, fmt.Errorf("the view has no message to send (the API needs one): %w", ErrUnsupported))
-	}
+	b.leadWithUser()
+	thinking, output := thinkingFor(params, b.messages)
 	params.System, params.Messages = b.system, b.messages
+	params.Thinking, params.OutputConfig = thinking, output
 	return nil
 }
 
@@ -208,6 +224,17 @@ func refers(block anthropic.ContentBlockParamUnion) []string {
 	return ids
 }
 
+// leadWithUser puts a user message holding adapt.LeadText first when the
+// messages do not begin with a user message (the API wants them to): a
+// compacted view whose summary went into the system blocks, or the
+// assistant's, so that the assistant's turn comes first; a view of system
+// messages only.
+func (b *builder) leadWithUser() {
+	if len(b.messages) == 0 || b.messages[0].OfUser == nil {
+		b.messages = slices.Insert(b.messages, 0, anthropic.NewUserMessage(anthropic.NewTextBlock(adapt.LeadText)))
+	}
+}
+
 // addSystem appends a system message in the conversation.
 func (b *builder) addSystem(blocks []anthropic.TextBlockParam) {
 	if len(blocks) == 0 {
@@ -307,10 +334,11 @@ func dataURL(s string) (media, data string, ok bool) {
 	return media, data, ok && isBase64
 }
 
-// toolResult returns the tool_result block of a tool message: its text and
-// images as content, none when it has none.
-func toolResult(m *nous.Message) (anthropic.ContentBlockParamUnion, error) {
-	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+// toolResult returns the tool_result block of a tool message, sent for the
+// call whose ID is sent as id: its text and images as content, none when it
+// has none.
+func toolResult(m *nous.Message, id string) (anthropic.ContentBlockParamUnion, error) {
+	r := anthropic.ToolResultBlockParam{ToolUseID: id}
 	if m.IsError() {
 		r.IsError = anthropic.Bool(true)
 	}

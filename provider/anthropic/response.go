@@ -14,21 +14,24 @@ import (
 // response. Text blocks become its Content (one block) or text parts (with
 // thinking, or several); thinking and redacted thinking blocks become
 // thinking parts marked as Anthropic's, with their signature or data and a
-// digest of their text, so that [Fill] sends them back as they came; tool
-// use blocks become tool calls, their input bytes the arguments. A text
-// block's citations are kept with its part (Options["citations"], their
-// JSON). The blocks of the API's own server tools (web search, web fetch,
-// code execution and their results), and any other block, are kept as
-// their JSON in Metadata["anthropic_blocks"], for Fill alone: other
-// providers do not see them. Metadata holds the response's stop_reason and
-// model, and, when the blocks did not come as thinking, text, tool use
-// (interleaved thinking, server tools), their order, which Fill follows; so
-// a turn the API paused (stop_reason "pause_turn") is sent back as it came.
-func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
-	m := nous.AssistantMessage("")
+// digest of their text ([ThinkingPart]), so that [Fill] sends them back as
+// they came; tool use blocks become tool calls, their input bytes the
+// arguments. A text block's citations are kept with its part
+// ([OptionCitations]). The blocks of the API's own server tools (web
+// search, web fetch, code execution and their results), and any other
+// block, are kept as their JSON in Metadata[MetadataBlocks], for Fill
+// alone: other providers do not see them. Metadata holds the response's
+// stop_reason ([MetadataStopReason]) and model, and, when the blocks did not
+// come as thinking, text, tool use (interleaved thinking, server tools),
+// their order ([MetadataBlockOrder]), which Fill follows; so a turn the API
+// paused (stop_reason "pause_turn") is sent back as it came. A nil resp is
+// an error wrapping [ErrNoResponse]. (The API reports a request that failed
+// as an HTTP error, which the SDK returns in place of a response.)
+func Message(resp *anthropic.Message) (nous.Message, nous.Usage, error) {
 	if resp == nil {
-		return m, nous.Usage{}
+		return nous.Message{}, nous.Usage{}, fmt.Errorf("anthropic: Message: %w", ErrNoResponse)
 	}
+	m := nous.AssistantMessage("")
 	var parts []nous.ContentPart
 	var order adapt.Order
 	var blocks []any // the JSON of the blocks kept whole
@@ -57,23 +60,23 @@ func Message(resp *anthropic.Message) (nous.Message, nous.Usage) {
 	} else {
 		m.Parts = parts
 	}
-	m.Metadata = map[string]any{"stop_reason": string(resp.StopReason), "model": string(resp.Model)}
+	m.Metadata = map[string]any{MetadataStopReason: string(resp.StopReason), metaModel: string(resp.Model)}
 	if len(blocks) > 0 {
-		m.Metadata[metaBlocks] = blocks
+		m.Metadata[MetadataBlocks] = blocks
 	}
 	if keys := order.Keys(); keys != nil {
-		m.Metadata[metaOrder] = keys
+		m.Metadata[MetadataBlockOrder] = keys
 	}
 	u := Usage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
-	return m, u
+	return m, u, nil
 }
 
 // textPart returns the text part of a text block, with its citations.
 func textPart(b *anthropic.ContentBlockUnion) nous.ContentPart {
 	p := nous.TextPart(b.Text)
 	if len(b.Citations) > 0 {
-		p.Options = map[string]any{optProvider: Provider, optCitations: citations(b)}
+		p.Options = map[string]any{optProvider: Provider, OptionCitations: citations(b)}
 	}
 	return p
 }
@@ -83,14 +86,9 @@ func textPart(b *anthropic.ContentBlockUnion) nous.ContentPart {
 // with its data.
 func thinkingPart(b *anthropic.ContentBlockUnion) nous.ContentPart {
 	if b.Type == "redacted_thinking" {
-		return nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{optProvider: Provider, optRedacted: b.Data}}
+		return nous.ContentPart{Type: nous.PartThinking, Options: map[string]any{optProvider: Provider, nous.OptionRedactedData: b.Data}}
 	}
-	p := nous.ThinkingPart(b.Thinking, b.Signature)
-	if p.Options == nil {
-		p.Options = map[string]any{}
-	}
-	p.Options[optProvider], p.Options[optDigest] = Provider, digest(b.Thinking)
-	return p
+	return ThinkingPart(b.Thinking, b.Signature)
 }
 
 // toolCall returns the tool call of a tool use block: its input bytes as
@@ -109,13 +107,13 @@ func toolCall(b *anthropic.ContentBlockUnion) nous.ToolCall {
 	if json.Unmarshal([]byte(b.RawJSON()), &extra) == nil {
 		var caller struct{ Type string }
 		if json.Unmarshal(extra.Caller, &caller) == nil && caller.Type != "" && caller.Type != "direct" {
-			tc.Metadata = map[string]any{metaCaller: string(extra.Caller)} // code that called it
+			tc.Metadata = map[string]any{MetadataCaller: string(extra.Caller)} // code that called it
 		}
 		if extra.ToolsetName != "" {
 			if tc.Metadata == nil {
 				tc.Metadata = map[string]any{}
 			}
-			tc.Metadata[metaToolset] = extra.ToolsetName
+			tc.Metadata[MetadataToolset] = extra.ToolsetName
 		}
 	}
 	return tc

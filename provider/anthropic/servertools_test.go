@@ -36,7 +36,7 @@ func orphans(t *testing.T, body []byte) []string {
 // conversation goes on without that turn's rest (a user writes next), the
 // block is not sent.
 func TestPausedServerToolUseOnlyLast(t *testing.T) {
-	m, _ := nousanthropic.Message(decode(t, `{"id":"msg_p","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
+	m, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_p","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
 	{"type":"text","text":"Let me search."},
 	{"type":"server_tool_use","id":"srvtoolu_p","name":"web_search","input":{"query":"q"}}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
@@ -65,7 +65,7 @@ func TestPausedServerToolUseOnlyLast(t *testing.T) {
 // block is sent back as its JSON): its server_tool_use is answered by that
 // result, and both go back.
 func TestNewerResultTypeKeepsItsServerToolUse(t *testing.T) {
-	m, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
+	m, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
 	{"type":"server_tool_use","id":"srvtoolu_adv","name":"advisor","input":{}},
 	{"type":"advisor_tool_result","tool_use_id":"srvtoolu_adv","content":{"type":"advisor_result","text":"Check the edge cases."}},
 	{"type":"text","text":"Done, with the edge cases checked."}],

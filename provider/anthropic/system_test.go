@@ -41,14 +41,3 @@ func TestSystemPromptBlankOrInPart(t *testing.T) {
 		t.Errorf("system blocks %v, want the prompt once", s.System)
 	}
 }
-
-// A view of system messages only, which would send no message (the API
-// refuses that: "messages: at least one message is required"), is refused.
-func TestNoMessagesRefused(t *testing.T) {
-	c := nous.NewContext()
-	must(t, c.AddMessages(msg(nous.SystemMessage("s"))))
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1}
-	if err := nousanthropic.Fill(&params, c); err == nil && len(params.Messages) == 0 {
-		t.Errorf("Fill produced a request with no messages and no error")
-	}
-}

@@ -55,12 +55,12 @@ func TestMergedTurnStartsWithThinking(t *testing.T) {
 // interleaved thinking: the two go back as one turn in the order the API
 // made them, the continuation's thinking after the paused search's result.
 func TestPausedTurnContinuedKeepsOrder(t *testing.T) {
-	paused, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
+	paused, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
 	{"type":"thinking","thinking":"Search first.","signature":"sigA"},
 	{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},
 	{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))
-	went, _ := nousanthropic.Message(decode(t, `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
+	went, _, _ := nousanthropic.Message(decode(t, `{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn","content":[
 	{"type":"thinking","thinking":"Nothing found; answer.","signature":"sigB"},
 	{"type":"text","text":"I found nothing."}],
 	"usage":{"input_tokens":1,"output_tokens":1}}`))

@@ -1,0 +1,96 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/nous-go/nous"
+	nousanthropic "github.com/nous-go/nous/provider/anthropic"
+)
+
+func adaptive() anthropic.ThinkingConfigParamUnion {
+	return anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{Display: anthropic.ThinkingConfigAdaptiveDisplaySummarized}}
+}
+
+// A turn runs in one thinking mode: with thinking on, a request that ends in
+// an open tool loop whose final assistant message does not start with
+// thinking that goes back (the calls came from another provider, or from
+// Anthropic with thinking off) is sent with thinking off (the API refuses
+// it with thinking on: "a final assistant message must start with a
+// thinking block"), an effort above high lowered to high; any other request
+// keeps params's thinking and effort. The caller's base params, of which
+// Fill fills a copy, keep theirs.
+func TestOneThinkingModePerTurn(t *testing.T) {
+	weather := nous.ToolCall{ID: "call_0", Name: "weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	foreign := msg(nous.AssistantMessage("", weather)) // an OpenAI-compatible server's turn, its reasoning not Anthropic's
+	foreign.Parts = []nous.ContentPart{{Type: nous.PartThinking, Content: "the user wants the weather", Options: map[string]any{"provider": "openai", "encrypted_content": "gAAA"}}}
+	off, _, _ := nousanthropic.Message(decode(t, `{"id":"m","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
+	{"type":"tool_use","id":"call_0","name":"weather","input":{"city":"Paris"}}],"usage":{}}`)) // Anthropic's, thinking off
+	on, _, _ := nousanthropic.Message(decode(t, `{"id":"m","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use","content":[
+	{"type":"thinking","thinking":"I need the weather.","signature":"c2ln"},
+	{"type":"tool_use","id":"call_0","name":"weather","input":{"city":"Paris"}}],"usage":{}}`))
+	result := msg(nous.ToolMessage("call_0", "weather", "18°C"))
+	open := func(a nous.Message) []nous.Message {
+		return []nous.Message{msg(nous.UserMessage("Weather in Paris?")), a, result}
+	}
+	closed := append(open(foreign), msg(nous.AssistantMessage("It is 18°C.")), msg(nous.UserMessage("Thanks.")))
+	textAfter := append(open(foreign), msg(nous.UserMessage("And tomorrow?"))) // one user message: the results, then the text
+	disabled := anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}
+	between := anthropic.ThinkingConfigParamUnion{OfBetweenTools: &anthropic.ThinkingConfigBetweenToolsParam{}}
+	const (
+		sentAdaptive = `{"type":"adaptive","display":"summarized"}`
+		sentDisabled = `{"type":"disabled"}`
+		sentBetween  = `{"type":"between_tools"}`
+	)
+	for _, tt := range []struct {
+		name     string
+		view     []nous.Message
+		model    anthropic.Model
+		thinking anthropic.ThinkingConfigParamUnion
+		want     string // the thinking sent; "" for none
+		off      bool   // Fill turned thinking off
+	}{
+		{"another provider's calls", open(foreign), "claude-test", adaptive(), sentDisabled, true},
+		{"Anthropic's calls made with thinking off", open(off), "claude-test", anthropic.ThinkingConfigParamOfEnabled(2048), sentDisabled, true},
+		{"thinking left out, which recent models take as on", open(foreign), "claude-test", anthropic.ThinkingConfigParamUnion{}, sentDisabled, true},
+		{"user text after the results, in their message", textAfter, "claude-test", adaptive(), sentDisabled, true},
+		{"Claude Sonnet 5.5, which refuses disabled", open(foreign), anthropic.ModelClaudeSonnet5_5, adaptive(), sentBetween, true},
+		{"a model whose thinking is always on", open(foreign), anthropic.ModelClaudeOpus5_5, adaptive(), sentAdaptive, false},
+		{"signed thinking first", open(on), "claude-test", adaptive(), sentAdaptive, false},
+		{"the loop closed", closed, "claude-test", adaptive(), sentAdaptive, false},
+		{"no loop", []nous.Message{msg(nous.UserMessage("Hi"))}, "claude-test", adaptive(), sentAdaptive, false},
+		{"thinking off already", open(foreign), "claude-test", disabled, sentDisabled, false},
+		{"between_tools already", open(foreign), anthropic.ModelClaudeSonnet5_5, between, sentBetween, false},
+		{"thinking left out, the loop closed", closed, "claude-test", anthropic.ThinkingConfigParamUnion{}, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := nous.NewContext()
+			must(t, c.AddMessages(tt.view...))
+			base := anthropic.MessageNewParams{Model: tt.model, MaxTokens: 4096, Thinking: tt.thinking,
+				OutputConfig: anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffortXhigh}}
+			before, _ := json.Marshal(base)
+			var sent struct {
+				Thinking     json.RawMessage `json:"thinking"`
+				OutputConfig struct {
+					Effort string `json:"effort"`
+				} `json:"output_config"`
+			}
+			must(t, json.Unmarshal(sendWith(t, base, c), &sent))
+			if (tt.want == "") != (sent.Thinking == nil) || tt.want != "" && !sameJSON(t, sent.Thinking, []byte(tt.want)) {
+				t.Errorf("thinking sent %s, want %s", sent.Thinking, tt.want)
+			}
+			wantEffort := "xhigh"
+			if tt.off {
+				wantEffort = "high"
+			}
+			if sent.OutputConfig.Effort != wantEffort {
+				t.Errorf("effort sent %q, want %q", sent.OutputConfig.Effort, wantEffort)
+			}
+			if after, _ := json.Marshal(base); string(after) != string(before) {
+				t.Errorf("Fill changed the base params through its copy: %s, was %s", after, before)
+			}
+		})
+	}
+}
