@@ -163,10 +163,13 @@ func (tc ToolCall) ParseArguments(v any) error {
 	return nil
 }
 
-// ArgumentsObject returns the call's arguments as providers take them: a
+// ArgumentsObject returns the call's arguments as a tool reads them: a
 // JSON object, "{}" when they are empty. Arguments that are not a JSON
-// object are an error wrapping [ErrInvalidArguments]: a provider rejects
-// them, and which object was meant cannot be told.
+// object (a model that stopped halfway, an array, a string) are an error
+// wrapping [ErrInvalidArguments], as which object was meant cannot be told:
+// the tool answers with an error result, and the model tries again. The
+// provider adapters still send such a call, each by a rule its package doc
+// gives, and the log keeps the arguments as they came.
 func (tc ToolCall) ArgumentsObject() (json.RawMessage, error) {
 	if len(tc.Arguments) == 0 {
 		return json.RawMessage("{}"), nil

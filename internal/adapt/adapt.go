@@ -120,7 +120,7 @@ func Texts(m *nous.Message) []string {
 // that takes no media in an assistant turn drops there rather than refuse
 // the view.
 func Foreign(p *nous.ContentPart, provider string) bool {
-	made, _ := p.Options["provider"].(string)
+	made, _ := p.Options[nous.OptionProvider].(string)
 	return made != "" && made != provider
 }
 

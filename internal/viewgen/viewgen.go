@@ -1,7 +1,8 @@
 // Package viewgen makes random conversations for the property tests of the
 // provider adapters: parallel tool calls, results in any order, missing or
 // stray, blank text, images and files, thinking of every provider, system
-// messages anywhere, arguments empty or not objects now and then.
+// messages anywhere, arguments empty or not objects now and then, call IDs
+// numbered per turn (call_0 every turn) or with characters some APIs refuse.
 package viewgen
 
 import (
@@ -70,9 +71,16 @@ func assistant(r *rand.Rand, calls *int) (nous.Message, []string) {
 		m.Parts = append(m.Parts, p)
 	}
 	var ids []string
-	for range r.IntN(4) {
+	numbering := r.IntN(4) // 0: a server that numbers calls per turn; 1: IDs with characters some APIs refuse
+	for k := range r.IntN(4) {
 		*calls++
 		id := fmt.Sprint("call_", *calls)
+		switch numbering {
+		case 0:
+			id = fmt.Sprint("call_", k)
+		case 1:
+			id = fmt.Sprintf("functions.lookup:%d", *calls)
+		}
 		args := json.RawMessage(`{"city":"Paris","n":1}`)
 		switch r.IntN(12) {
 		case 0:
