@@ -70,7 +70,6 @@ import (
 	"strings"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrUnsupported reports content the API has no place for.
@@ -79,32 +78,91 @@ var ErrUnsupported = errors.New("not supported by this OpenAI API")
 // ErrNoChoice reports a Chat Completions response without a choice.
 var ErrNoChoice = errors.New("the response has no choice")
 
-// Error is a view the API would refuse: the view index of the message
-// (Index), the tool call concerned if any (CallID), and what is wrong (Err,
-// which wraps a sentinel).
-type Error = adapt.Error
+// ErrNoResponse reports a nil response given to [ChatMessage] or
+// [ResponseMessage].
+var ErrNoResponse = errors.New("no response")
 
-// Provider is the value of Options["provider"] on the thinking parts
-// [ResponseMessage] makes.
+// ErrFailed reports a Responses API response whose status is "failed": the
+// API's error (its code and message) is in the error's text.
+var ErrFailed = errors.New("the response failed")
+
+// Error is a view the API would refuse, as [FillChat] and [FillResponses]
+// report it: Provider "openai", the view index of the message (Index), the
+// tool call concerned if any (CallID), and what is wrong and what the
+// caller can do (Err, which wraps a sentinel: [nous.ErrUnpaired] or
+// [ErrUnsupported]).
+type Error = nous.ViewError
+
+// Provider is the value of Options[nous.OptionProvider] on the thinking
+// parts and the images [ResponseMessage] makes.
 const Provider = "openai"
 
-// The Options keys of a reasoning item's thinking part, and the Metadata
-// keys of output item IDs.
+// The Options keys of the thinking part [ResponseMessage] makes of a
+// reasoning item, beside [nous.OptionProvider] ([Provider]) and
+// [nous.OptionEncryptedContent] (the item's encrypted content, when the
+// response had it). The values are stored in logs and never change.
 const (
-	optProvider     = "provider"
-	optItemID       = "id"                        // the reasoning item's ID
-	optEncrypted    = nous.OptionEncryptedContent // its encrypted content
-	optFollowedBy   = "followed_by"               // what came after it: a call ID, a message item ID, or "message"
-	optGroup        = "followed_by_all"           // every item that came after it, up to the next reasoning item
-	optUnsendable   = "unsendable"                // it followed an item a message does not keep: its items go without IDs
-	metaOrder       = "openai_item_order"         // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
-	metaCustom      = "openai_custom"             // on a tool call: a custom tool's, its arguments {"input": text}
-	metaNamespace   = "openai_namespace"          // on a tool call: its tool's namespace
-	metaCaller      = "openai_caller"             // on a tool call: the JSON of its caller, the program that made it
-	metaClientItems = "openai_client_items"       // on a message: the JSON of client tool calls it cannot hold (computer, shell, patch)
-	optSummary      = "summary"                   // the texts of its summary parts
-	metaItemID      = "openai_item_id"            // on a message, a text part or a tool call: its output item's ID
-	metaContent     = "openai_content"            // on a message or a text part: its item's content parts, when not one output_text
+	// OptionItemID holds the reasoning item's ID.
+	OptionItemID = "id"
+	// OptionSummary holds the texts of its summary parts, a []any of
+	// strings; the part's Content is them joined, for reading.
+	OptionSummary = "summary"
+	// OptionFollowedBy holds the key of the first item that came after it:
+	// a function or custom tool call's call ID, or a message or image
+	// item's ID.
+	OptionFollowedBy = "followed_by"
+	// OptionFollowedByAll holds the keys of every item that came after it,
+	// past the reasoning items right after it and up to the next one, a
+	// []any of strings.
+	OptionFollowedByAll = "followed_by_all"
+	// OptionUnsendable, true, marks a reasoning item that came before an
+	// item a message does not keep (a hosted tool's call): it cannot go
+	// back, and the items after it go without their IDs.
+	OptionUnsendable = "unsendable"
+)
+
+// The Metadata keys of the messages and tool calls [ResponseMessage] makes,
+// which are also the Options keys of its text and image parts where the
+// concept is theirs. The values are stored in logs and never change.
+const (
+	// MetadataItemID holds the ID of the output item a message (of one
+	// message item), a text part (of one of several), an image part or a
+	// tool call was.
+	MetadataItemID = "openai_item_id"
+	// MetadataReasoning holds the ID of the reasoning item the output item
+	// came after in the response, on a tool call, a text or image part, or
+	// a message of one message item; absent when none came before it. The
+	// item goes back with its ID only when that reasoning item goes with
+	// it, for the API refuses an item with its ID without the reasoning
+	// it came after.
+	MetadataReasoning = "openai_reasoning"
+	// MetadataItemOrder holds, on a message, the keys of its items (message
+	// and image item IDs, call IDs) in the order the response had them, a
+	// []any of strings; absent when they came in the default layout
+	// (images, then text, then calls).
+	MetadataItemOrder = "openai_item_order"
+	// MetadataContent holds, on a message or a text part, its message
+	// item's content parts (refusals, annotations) when they are not one
+	// output_text without annotations: a []any of maps with "type", "text"
+	// and "json" (the part as it came).
+	MetadataContent = "openai_content"
+	// MetadataCustom, true, marks a custom tool's call, whose arguments are
+	// {"input": text}.
+	MetadataCustom = "openai_custom"
+	// MetadataNamespace holds a tool call's tool's namespace.
+	MetadataNamespace = "openai_namespace"
+	// MetadataCaller holds the JSON of a tool call's caller, the program
+	// that made it.
+	MetadataCaller = "openai_caller"
+	// MetadataClientItems holds, on a message, the JSON of the client tool
+	// calls it has no place for (computer, shell, apply patch, MCP
+	// approval requests), a []any of strings, for the runtime that runs
+	// them; they are not sent back.
+	MetadataClientItems = "openai_client_items"
+	// MetadataIncompleteReason holds, on the message of a response whose
+	// status is "incomplete", why it stopped ("max_output_tokens",
+	// "content_filter", ...).
+	MetadataIncompleteReason = "incomplete_reason"
 )
 
 // dataURL returns the data URL of an image or file part: its Content when
