@@ -65,7 +65,8 @@ func chatMessage(m *nous.Message, i int, ids *adapt.CallIDs) (msg openai.ChatCom
 	case nous.RoleTool:
 		for k, p := range m.Parts {
 			if p.Type != nous.PartText {
-				return msg, false, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result (Chat takes text only): %w", k, p.Type, ErrUnsupported)}
+				return msg, false, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result (Chat takes text there: "+
+					"send it in a user message after the turn's results, or use FillResponses): %w", k, p.Type, ErrUnsupported)}
 			}
 		}
 		return openai.ToolMessage(resultText(m), ids.Result(i, m.ToolCallID)), true, nil
@@ -121,7 +122,8 @@ func chatPart(p *nous.ContentPart) (part openai.ChatCompletionContentPartUnionPa
 			FileData: openai.String(data), Filename: openai.String(filename(p)),
 		}), true, nil
 	case nous.PartFileURL:
-		return part, false, fmt.Errorf("a file URL (Chat takes a file's data or ID): %w", ErrUnsupported)
+		return part, false, fmt.Errorf("a file URL (Chat takes a file's data: send it as a %s part, its base64 data in Content, "+
+			"or use FillResponses, which takes a URL): %w", nous.PartFile, ErrUnsupported)
 	}
 	return part, false, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
 }

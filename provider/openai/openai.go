@@ -173,7 +173,7 @@ func dataURL(p *nous.ContentPart) (string, error) {
 	}
 	media, _ := p.Options["media_type"].(string)
 	if media == "" {
-		return "", fmt.Errorf("a %s part without Options[\"media_type\"]: %w", p.Type, ErrUnsupported)
+		return "", fmt.Errorf("a %s part without Options[\"media_type\"] (set it, or make Content a data URL): %w", p.Type, ErrUnsupported)
 	}
 	return "data:" + media + ";base64," + p.Content, nil
 }
