@@ -161,23 +161,30 @@ func responsesItems(t *testing.T, body []byte) [][3]string {
 // call after it goes without its item ID. (A user message, an easy input
 // message, has none of type, id, call_id and output.)
 func TestReusedItemIDs(t *testing.T) {
-	const turn = `
+	for _, tt := range []struct{ name, turn, want string }{
+		{"calls", `
+	{"type":"function_call","id":"fc_0","call_id":"call_0","name":"f","arguments":"{}","status":"completed"}`,
+			"::: function_call:fc_0:call_0: function_call_output::call_0:1 function_call::call_0_2: function_call_output::call_0_2:2 :::"},
+		{"reasoning and calls", `
 	{"type":"reasoning","id":"rs_0","summary":[],"encrypted_content":"gAAAA0"},
-	{"type":"function_call","id":"fc_0","call_id":"call_0","name":"f","arguments":"{}","status":"completed"}`
-	first, _ := read(t, responseOf(t, turn))
-	second, _ := read(t, responseOf(t, turn))
-	c := nous.NewContext()
-	must(t, c.AddMessages(msg(nous.UserMessage("q")), first, msg(nous.ToolMessage("call_0", "f", "1")),
-		second, msg(nous.ToolMessage("call_0", "f", "2")), msg(nous.UserMessage("next"))))
-	c = adapttest.RoundTrip(t, c)
-	var got []string
-	for _, it := range inputItems(t, sendResponses(t, c)) {
-		got = append(got, strings.Join([]string{str(it["type"]), str(it["id"]), str(it["call_id"]), str(it["output"])}, ":"))
-	}
-	want := "::: reasoning:rs_0:: function_call:fc_0:call_0: function_call_output::call_0:1 " +
-		"function_call::call_0_2: function_call_output::call_0_2:2 :::"
-	if strings.Join(got, " ") != want {
-		t.Errorf("items\n%s\nwant\n%s", strings.Join(got, " "), want)
+	{"type":"function_call","id":"fc_0","call_id":"call_0","name":"f","arguments":"{}","status":"completed"}`,
+			"::: reasoning:rs_0:: function_call:fc_0:call_0: function_call_output::call_0:1 function_call::call_0_2: function_call_output::call_0_2:2 :::"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			first, _ := read(t, responseOf(t, tt.turn))
+			second, _ := read(t, responseOf(t, tt.turn))
+			c := nous.NewContext()
+			must(t, c.AddMessages(msg(nous.UserMessage("q")), first, msg(nous.ToolMessage("call_0", "f", "1")),
+				second, msg(nous.ToolMessage("call_0", "f", "2")), msg(nous.UserMessage("next"))))
+			c = adapttest.RoundTrip(t, c)
+			var got []string
+			for _, it := range inputItems(t, sendResponses(t, c)) {
+				got = append(got, strings.Join([]string{str(it["type"]), str(it["id"]), str(it["call_id"]), str(it["output"])}, ":"))
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("items\n%s\nwant\n%s", strings.Join(got, " "), tt.want)
+			}
+		})
 	}
 }
 

@@ -62,7 +62,7 @@ type filled struct {
 func (f filled) MarshalJSON() ([]byte, error) { return json.Marshal(f.params) }
 
 // Random conversations of the turns of a Responses API model (reasoning
-// with its encrypted content or by reference, messages, function and
+// with its encrypted content or by reference, or without an ID, messages, function and
 // custom tool calls, images, hosted tools' calls, IDs a server repeats each
 // turn), read by ResponseMessage and edited as a runtime does (thinking
 // dropped, or some of it; a call removed with its result; the record of
@@ -122,7 +122,11 @@ func turns(t *testing.T, r *rand.Rand) *nous.Context {
 				if r.IntN(3) > 0 {
 					enc = `,"encrypted_content":"gAAAA"`
 				}
-				output = append(output, fmt.Sprintf(`{"type":"reasoning","id":%q,"summary":[{"type":"summary_text","text":"s"}]%s}`, id("rs"), enc))
+				rs := id("rs")
+				if r.IntN(8) == 0 {
+					rs = "" // a server that gives its reasoning no ID
+				}
+				output = append(output, fmt.Sprintf(`{"type":"reasoning","id":%q,"summary":[{"type":"summary_text","text":"s"}]%s}`, rs, enc))
 			case 2:
 				output = append(output, fmt.Sprintf(`{"type":"message","id":%q,"role":"assistant","status":"completed","content":[{"type":"output_text","text":"t","annotations":[]}]}`, id("msg")))
 			case 3, 4:
