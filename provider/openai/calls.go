@@ -9,9 +9,10 @@ import (
 )
 
 // The longest call IDs each API takes: Chat Completions refuses a
-// tool_calls[].id of more than 40 characters ("string too long. Expected a
-// string with maximum length 40"), the Responses API a call_id of more than
-// 64.
+// tool_calls[].id of more than 40 characters ("Invalid
+// 'messages[2].tool_calls[0].id': string too long. Expected a string with
+// maximum length 40"), the Responses API a call_id of more than 64
+// ("string_above_max_length").
 const (
 	chatCallIDMax      = 40
 	responsesCallIDMax = 64
@@ -19,11 +20,11 @@ const (
 
 // callIDs returns the call IDs to send for the view msgs: each call keeps
 // its own unless a call before it in the view has it (a server that
-// numbers its calls per turn, call_0 each time) or it is longer than max;
+// numbers its calls per turn, call_0 each time) or it is longer than limit;
 // such a call, and its results, go under an ID made of it (see
 // [adapt.CallIDs]). Both APIs take any other text as an ID.
-func callIDs(msgs []nous.Message, max int) *adapt.CallIDs {
-	return adapt.NewCallIDs(msgs, func(id string) bool { return id != "" }, max)
+func callIDs(msgs []nous.Message, limit int) *adapt.CallIDs {
+	return adapt.NewCallIDs(msgs, func(id string) bool { return id != "" }, limit)
 }
 
 // view returns the messages of c's view, for reading only.
@@ -39,10 +40,12 @@ func view(c *nous.Context) []nous.Message {
 // object, as [adapt.Object] makes it of any arguments ({} for none; those
 // that are not an object, which a model sends now and then, as
 // {"invalid_arguments": their text}). Both APIs carry arguments as a
-// string and OpenAI's takes any, but servers that speak its API (vLLM,
-// SGLang and others) decode the arguments of the calls in a request and
-// refuse one that is not an object; in this form the model still sees what
-// it sent.
+// string, and the SDK says a model's are not always valid JSON; OpenAI's
+// API is not known to check those of the calls in a request, but servers
+// that speak it (vLLM and SGLang decode them for their chat templates,
+// others check them) refuse a request with arguments that are not an
+// object, every turn after. In this form the model still sees what it
+// sent.
 func arguments(tc *nous.ToolCall) string { return string(adapt.Object(tc.Arguments)) }
 
 // customInput returns the input of a custom tool's call to send: the text

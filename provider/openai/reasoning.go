@@ -76,13 +76,13 @@ func reasoningItem(p *nous.ContentPart, id, enc string) responses.ResponseInputI
 }
 
 // reasoningFor returns the ID of the reasoning item the output item of key
-// came after in its response, as recorded (Metadata[MetadataReasoning]),
-// and lost true when that cannot be told. Without a record (the item was
-// recorded before there was one, or another runtime made it): the last of
-// the message's reasoning items that names key among its followers; none
-// when the message has no reasoning from OpenAI (a response without
-// reasoning, most likely); lost when it has some but none names key (the
-// one it came after was removed, or it came before the first).
+// came after in its response, as recorded (Metadata[MetadataReasoning]; ""
+// for none), and lost true when that cannot be told. Without a record (the
+// item was recorded before there was one, or another runtime made it):
+// the last of the message's reasoning items that names key among its
+// followers; none when the message has no reasoning from OpenAI (a
+// response without reasoning, most likely); lost when it has some but none
+// names key (the one it came after was removed).
 func reasoningFor(recorded any, key string, reasoning []reasoningOf) (id string, lost bool) {
 	if r, ok := recorded.(string); ok {
 		return r, false

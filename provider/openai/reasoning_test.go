@@ -214,6 +214,10 @@ func TestItemsWithoutTheirReasoning(t *testing.T) {
 	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
 	{"type":"image_generation_call","id":"ig_1","status":"completed","result":"UklGRg==","output_format":"png"},
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"A cat.","annotations":[]}]}`
+		before = `
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Calling.","annotations":[]}]},
+	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"}`
 		plain = `
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Calling.","annotations":[]}]},
 	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"}`
@@ -241,6 +245,8 @@ func TestItemsWithoutTheirReasoning(t *testing.T) {
 			"function_call:<nil> reasoning:rs_2 function_call:fc_2"},
 		{"recorded before the record, every reasoning part dropped", twoCalls, func(m *nous.Message) { legacy(m); dropThinking(m) },
 			"function_call:fc_1 function_call:fc_2"},
+		{"a message before the reasoning", before, func(*nous.Message) {},
+			"message:msg_1 reasoning:rs_1 function_call:fc_1"},
 		{"no reasoning", plain, func(*nous.Message) {},
 			"message:msg_1 function_call:fc_1"},
 	} {

@@ -58,12 +58,16 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage, error)
 	var texts []nous.ContentPart // one per message item, marked with its ID
 	var thinking, images []nous.ContentPart
 	var order adapt.Order
+	reasons := slices.ContainsFunc(resp.Output, func(o responses.ResponseOutputItemUnion) bool { return o.Type == "reasoning" })
 	after := func(opts map[string]any, k int) { // records the reasoning item output[k] came after
 		for j := k - 1; j >= 0; j-- {
 			if resp.Output[j].Type == "reasoning" {
 				opts[MetadataReasoning] = resp.Output[j].ID
 				return
 			}
+		}
+		if reasons {
+			opts[MetadataReasoning] = "" // none, in a response with reasoning
 		}
 	}
 	for k, item := range resp.Output {
