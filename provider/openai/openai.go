@@ -61,8 +61,9 @@
 //     those are errors wrapping [ErrUnsupported] (the caller's content;
 //     the error says what to send instead, or to use FillResponses). An
 //     assistant turn takes text only, but for the images of the Responses
-//     API's own image generation calls, which go back as those items: an
-//     image or file another model made ([nous.OptionProvider] names it) is
+//     API's own image generation calls, which go back as those items (one
+//     without its item ID, which such an item needs, is dropped): an image
+//     or file another model made ([nous.OptionProvider] names it) is
 //     dropped from it, and any other is an error wrapping [ErrUnsupported].
 //   - System: the context's SystemPrompt is the first system message,
 //     unless it is blank, or the view starts with a system message whose

@@ -153,7 +153,7 @@ func messagePart(item *responses.ResponseOutputItemUnion) (p nous.ContentPart, r
 
 // toolCall returns the tool call of a function_call item, its argument
 // bytes ({} for none) as the arguments, or of a custom_tool_call item, its
-// arguments {"input": text} and Metadata["openai_custom"] true.
+// arguments {"input": text} and Metadata[MetadataCustom] true.
 func toolCall(item *responses.ResponseOutputItemUnion) nous.ToolCall {
 	meta := callMetadata(item)
 	if item.Type == "custom_tool_call" {
