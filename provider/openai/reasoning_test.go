@@ -317,3 +317,17 @@ func turn(t *testing.T, body []byte) string {
 	}
 	return strings.Join(got, " ")
 }
+
+// An image of an image generation call that came without an item ID (a
+// server that speaks the API) stays in the message and is not sent: the
+// item cannot go without its ID, and the rest of the turn goes.
+func TestImageWithoutItemIDNotSent(t *testing.T) {
+	m, _ := read(t, responseOf(t, `
+	{"type":"image_generation_call","status":"completed","result":"UklGRg==","output_format":"png"},
+	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"A cat.","annotations":[]}]}`))
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Draw a cat.")), m, msg(nous.UserMessage("More."))))
+	if got := turn(t, sendResponses(t, c)); got != "message:msg_1 <nil>:<nil>" {
+		t.Errorf("items %s", got)
+	}
+}
