@@ -18,12 +18,14 @@ func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
 	if err := adapt.Pairing(Provider, c); err != nil {
 		return err
 	}
+	msgs := view(c)
+	ids := callIDs(msgs, chatCallIDMax)
 	var out []openai.ChatCompletionMessageParamUnion
 	if prompt := adapt.Prompt(c); prompt != "" {
 		out = append(out, openai.SystemMessage(prompt))
 	}
-	for i, m := range c.All() {
-		msg, ok, err := chatMessage(&m)
+	for i := range msgs {
+		msg, ok, err := chatMessage(&msgs[i], i, ids)
 		if err != nil {
 			return adapt.Wrap(Provider, i, err)
 		}
@@ -35,9 +37,10 @@ func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
 	return nil
 }
 
-// chatMessage returns the Chat message of m, and ok false when m has
-// nothing to send.
-func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
+// chatMessage returns the Chat message of m, view message i, its calls and
+// results under the IDs ids gives them, and ok false when m has nothing to
+// send.
+func chatMessage(m *nous.Message, i int, ids *adapt.CallIDs) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
 	switch m.Role {
 	case nous.RoleSystem:
 		if err := adapt.SystemOnlyText(m, ErrUnsupported); err != nil {
@@ -58,18 +61,15 @@ func chatMessage(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, o
 	case nous.RoleUser:
 		return chatUser(m)
 	case nous.RoleAssistant:
-		return chatAssistant(m)
+		return chatAssistant(m, i, ids)
 	case nous.RoleTool:
 		for k, p := range m.Parts {
 			if p.Type != nous.PartText {
-				return msg, false, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result (Chat takes text only): %w", k, p.Type, ErrUnsupported)}
+				return msg, false, adapt.CallError{ID: m.ToolCallID, Err: fmt.Errorf("part %d: a %s part in a tool result (Chat takes text there: "+
+					"send it in a user message after the turn's results, or use FillResponses): %w", k, p.Type, ErrUnsupported)}
 			}
 		}
-		content := m.Content
-		for _, p := range m.Parts {
-			content += p.Content
-		}
-		return openai.ToolMessage(content, m.ToolCallID), true, nil
+		return openai.ToolMessage(resultText(m), ids.Result(i, m.ToolCallID)), true, nil
 	}
 	return msg, false, fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
 }
@@ -122,12 +122,13 @@ func chatPart(p *nous.ContentPart) (part openai.ChatCompletionContentPartUnionPa
 			FileData: openai.String(data), Filename: openai.String(filename(p)),
 		}), true, nil
 	case nous.PartFileURL:
-		return part, false, fmt.Errorf("a file URL (Chat takes a file's data or ID): %w", ErrUnsupported)
+		return part, false, fmt.Errorf("a file URL (Chat takes a file's data: send it as a %s part, its base64 data in Content, "+
+			"or use FillResponses, which takes a URL): %w", nous.PartFile, ErrUnsupported)
 	}
 	return part, false, fmt.Errorf("a %s part in a user message: %w", p.Type, ErrUnsupported)
 }
 
-func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
+func chatAssistant(m *nous.Message, i int, ids *adapt.CallIDs) (msg openai.ChatCompletionMessageParamUnion, ok bool, err error) {
 	var a openai.ChatCompletionAssistantMessageParam
 	switch t := adapt.Texts(m); len(t) {
 	case 0:
@@ -142,29 +143,21 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 	for k, p := range m.Parts {
 		// An image or file a model made (another's, or one of OpenAI's own
 		// image generation calls): a Chat assistant turn cannot hold it.
-		if made, _ := p.Options[optProvider].(string); p.Type != nous.PartText && p.Type != nous.PartThinking && made == "" {
-			return msg, false, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
+		if made, _ := p.Options[nous.OptionProvider].(string); p.Type != nous.PartText && p.Type != nous.PartThinking && made == "" {
+			return msg, false, fmt.Errorf("part %d: a %s part in an assistant message (Chat takes text and calls there; "+
+				"mark an image a model made with Options[%q], or move it to a user message): %w", k, p.Type, nous.OptionProvider, ErrUnsupported)
 		}
 	}
-	for _, tc := range m.ToolCalls {
-		args, err := tc.ArgumentsObject()
-		if err != nil {
-			return msg, false, adapt.CallError{ID: tc.ID, Err: err}
-		}
-		if tc.Metadata[metaCustom] == true { // a custom tool's, its arguments {"input": text}
-			var in struct {
-				Input *string `json:"input"`
-			}
-			if json.Unmarshal(args, &in) != nil || in.Input == nil {
-				return msg, false, adapt.CallError{ID: tc.ID, Err: fmt.Errorf(`a custom tool call whose arguments are not {"input": text}: %w`, nous.ErrInvalidArguments)}
-			}
+	for k, tc := range m.ToolCalls {
+		id := ids.Call(i, k, tc.ID)
+		if isCustom(&tc) {
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfCustom: &openai.ChatCompletionMessageCustomToolCallParam{
-				ID: tc.ID, Custom: openai.ChatCompletionMessageCustomToolCallCustomParam{Name: tc.Name, Input: *in.Input},
+				ID: id, Custom: openai.ChatCompletionMessageCustomToolCallCustomParam{Name: tc.Name, Input: customInput(&tc)},
 			}})
 			continue
 		}
 		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-			ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: string(args)},
+			ID: id, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: arguments(&tc)},
 		}})
 	}
 	if a.Content.OfString.Valid() || len(a.Content.OfArrayOfContentParts) > 0 || len(a.ToolCalls) > 0 {
@@ -176,17 +169,20 @@ func chatAssistant(m *nous.Message) (msg openai.ChatCompletionMessageParamUnion,
 // ChatMessage returns the assistant message and the usage of a Chat
 // Completions response's first choice: its text as Content (a refusal's
 // text, with Metadata["refusal"] true, when it refused), its function calls
-// as tool calls with their argument bytes, Metadata["finish_reason"] and
-// ["model"]. A response without a choice is an error wrapping
-// [ErrNoChoice], returned with the response's usage, which is billed all
-// the same; one with a tool call that is not a function call (a custom
-// tool's), one wrapping [ErrUnsupported], with the usage.
+// as tool calls with their argument bytes ({} for none), its custom tool
+// calls as tool calls whose arguments are {"input": text}
+// (Metadata[MetadataCustom] true), Metadata["finish_reason"] and ["model"].
+// A nil response is an error wrapping [ErrNoResponse]; a response without a
+// choice, one wrapping [ErrNoChoice], returned with the response's usage,
+// which is billed all the same; one with a tool call of another type, one
+// wrapping [ErrUnsupported], with the usage.
 func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) {
 	if resp == nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: a nil response: %w", ErrNoChoice)
+		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: a nil Chat Completions response: %w", ErrNoResponse)
 	}
+	u := ChatUsage(resp.Usage)
 	if len(resp.Choices) == 0 {
-		return nous.Message{}, ChatUsage(resp.Usage), fmt.Errorf("openai: %w", ErrNoChoice)
+		return nous.Message{}, u, fmt.Errorf("openai: Chat Completions response %q: %w", resp.ID, ErrNoChoice)
 	}
 	choice := resp.Choices[0]
 	m := nous.AssistantMessage(choice.Message.Content)
@@ -195,8 +191,14 @@ func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) 
 		m.Content, m.Metadata["refusal"] = choice.Message.Refusal, true
 	}
 	for _, tc := range choice.Message.ToolCalls {
-		if tc.Type != "function" {
-			return nous.Message{}, ChatUsage(resp.Usage), fmt.Errorf("openai: a %s tool call %q (a function call is what a context keeps): %w", tc.Type, tc.ID, ErrUnsupported)
+		switch tc.Type {
+		case "function", "": // a server that speaks the API may leave the type out
+		case "custom":
+			args, _ := json.Marshal(map[string]string{"input": tc.Custom.Input}) // a map of strings always encodes
+			m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: tc.ID, Name: tc.Custom.Name, Arguments: args, Metadata: map[string]any{MetadataCustom: true}})
+			continue
+		default:
+			return nous.Message{}, u, fmt.Errorf("openai: a %s tool call %q (a context keeps function and custom tool calls): %w", tc.Type, tc.ID, ErrUnsupported)
 		}
 		args := json.RawMessage(tc.Function.Arguments)
 		if len(args) == 0 {
@@ -204,7 +206,6 @@ func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) 
 		}
 		m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 	}
-	u := ChatUsage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u, nil
 }

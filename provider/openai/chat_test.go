@@ -39,7 +39,7 @@ func TestChatCustomToolCallKept(t *testing.T) {
 // A custom tool call from Responses given to Chat, which has custom tool
 // calls ({"type":"custom","custom":{"name","input"}}), goes as one.
 func TestChatCustomCall(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"custom_tool_call","id":"ctc_1","call_id":"call_1","name":"run_sql","input":"SELECT 1","status":"completed"}`))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "run_sql", "1"))))

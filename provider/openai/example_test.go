@@ -2,13 +2,16 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
 	nousopenai "github.com/nous-go/nous/provider/openai"
@@ -90,4 +93,89 @@ func calls(m nous.Message) string {
 		return ""
 	}
 	return fmt.Sprintf("[%s %s]", m.ToolCalls[0].Name, m.ToolCalls[0].Arguments)
+}
+
+// A tool loop through the SDK's Responses API with Store false: the model
+// reasons, then calls a tool; its reasoning item goes back with its
+// encrypted content right before the call it led to, and the call with its
+// item ID. A runtime that drops the thinking part sends the call without
+// its item ID, which the API takes (it refuses the ID without its
+// reasoning item). The API is a fake one that prints the items of each
+// request.
+func ExampleFillResponses() {
+	answers := []string{
+		`{"id":"resp_1","object":"response","created_at":1,"model":"gpt-test","status":"completed","output":[
+		  {"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
+		  {"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}],
+		  "usage":{"input_tokens":50,"output_tokens":80,"total_tokens":130,"output_tokens_details":{"reasoning_tokens":60}}}`,
+		`{"id":"resp_2","object":"response","created_at":2,"model":"gpt-test","status":"completed","output":[
+		  {"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"18°C and sunny.","annotations":[]}]}],
+		  "usage":{"input_tokens":150,"output_tokens":8,"total_tokens":158}}`,
+		`{"id":"resp_3","object":"response","created_at":3,"model":"gpt-test","status":"completed","output":[
+		  {"type":"message","id":"msg_3","role":"assistant","status":"completed","content":[{"type":"output_text","text":"You're welcome.","annotations":[]}]}],
+		  "usage":{"input_tokens":170,"output_tokens":4,"total_tokens":174}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []struct{ Type, ID, Role string } `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		var items []string
+		for _, it := range req.Input {
+			items = append(items, strings.Join(strings.Fields(it.Type+" "+it.ID+" "+it.Role), " "))
+		}
+		fmt.Println("request:", strings.Join(items, ", "))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answers[0])
+		answers = answers[1:]
+	}))
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+
+	ctx := context.Background()
+	c := nous.NewContext()
+	if err := c.AddMessage(nous.UserMessage("Weather in Paris?")); err != nil {
+		panic(err)
+	}
+	send := func() nous.Message {
+		params := responses.ResponseNewParams{Model: "gpt-test", Store: openai.Bool(false),
+			Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}}
+		if err := nousopenai.FillResponses(&params, c); err != nil {
+			panic(err)
+		}
+		resp, err := client.Responses.New(ctx, params)
+		if err != nil {
+			panic(err)
+		}
+		m, usage, err := nousopenai.ResponseMessage(resp)
+		c.AddUsage(usage)
+		if err != nil {
+			panic(err)
+		}
+		if err := c.AddMessage(m); err != nil {
+			panic(err)
+		}
+		return m
+	}
+	m := send()
+	if err := c.AddMessage(nous.ToolMessage(m.ToolCalls[0].ID, m.ToolCalls[0].Name, "18°C, sunny")); err != nil {
+		panic(err)
+	}
+	fmt.Println("answer:", send().Content)
+
+	// The runtime drops the thinking of the first turn.
+	m.Parts = nil
+	if err := c.ReplaceMessage(1, m); err != nil {
+		panic(err)
+	}
+	if err := c.AddMessage(nous.UserMessage("Thanks!")); err != nil {
+		panic(err)
+	}
+	fmt.Println("answer:", send().Content)
+	// Output:
+	// request: user
+	// request: user, reasoning rs_1, function_call fc_1, function_call_output
+	// answer: 18°C and sunny.
+	// request: user, function_call, function_call_output, message msg_2 assistant, user
+	// answer: You're welcome.
 }

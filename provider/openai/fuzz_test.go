@@ -29,7 +29,10 @@ func FuzzResponses(f *testing.F) {
 		if !utf8.Valid(body) || json.Unmarshal(body, &resp) != nil {
 			return // the API sends UTF-8; a context keeps text as UTF-8
 		}
-		m, _ := nousopenai.ResponseMessage(&resp)
+		m, _, err := nousopenai.ResponseMessage(&resp)
+		if err != nil {
+			return
+		}
 		adapttest.Refill(t, m, func(c *nous.Context) (any, error) {
 			var p responses.ResponseNewParams
 			err := nousopenai.FillResponses(&p, c) // before p is read

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/nous-go/nous"
-	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
 // A message item's refusal and its several output_text parts go back as
@@ -17,7 +16,7 @@ func TestResponsesRefusalAndPartsRoundTrip(t *testing.T) {
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"refusal","refusal":"I can't help with that."}]},
 	{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[
 		{"type":"output_text","text":"Part one.","annotations":[]},{"type":"output_text","text":"Part two.","annotations":[]}]}`
-	m, _ := nousopenai.ResponseMessage(responseOf(t, output))
+	m, _ := read(t, responseOf(t, output))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.UserMessage("more"))))
 	items := inputItems(t, sendResponses(t, c))
@@ -54,7 +53,7 @@ func partsOf(t *testing.T, raw []byte) string {
 // A Responses refusal is kept, as Chat's is: as the message's text, or in
 // Metadata["refusal"].
 func TestResponsesRefusalKept(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"refusal","refusal":"I can't help with that."}]}`))
 	if m.Text() == "" && m.Metadata["refusal"] != true {
 		t.Errorf("the refusal was dropped: %+v", m)
@@ -74,7 +73,7 @@ func TestResponsesBlankMessageItemNotSent(t *testing.T) {
 	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, _ := nousopenai.ResponseMessage(responseOf(t, output))
+			m, _ := read(t, responseOf(t, output))
 			c := nous.NewContext()
 			must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "f", "1"))))
 			for _, it := range inputItems(t, sendResponses(t, c)) {
@@ -92,7 +91,7 @@ func TestResponsesBlankMessageItemNotSent(t *testing.T) {
 // Two message items in one response go back as two, msg_1 among them, not
 // as one item with the second's ID and the texts glued together.
 func TestTwoMessageItemsKeepTheirIDs(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"First.","annotations":[]}]},
 	{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Second.","annotations":[]}]}`))
 	c := nous.NewContext()
@@ -106,7 +105,7 @@ func TestTwoMessageItemsKeepTheirIDs(t *testing.T) {
 // A message item's output_text keeps its annotations (the url_citation of
 // a web search) while its text is unchanged.
 func TestAnnotationsRoundTrip(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Shannon was born in 1916.",
 	"annotations":[{"type":"url_citation","start_index":0,"end_index":25,"url":"https://en.wikipedia.org/wiki/Claude_Shannon","title":"Claude Shannon"}]}]}`))
 	c := nous.NewContext()
@@ -124,7 +123,7 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 // A message item whose text a runtime changed goes back as its new text,
 // without the annotations of the old one.
 func TestAnnotationsDroppedWithEditedText(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Shannon was born in 1916.","annotations":[{"type":"url_citation","url":"https://example.com","title":"t","start_index":0,"end_index":7}]}]}`))
 	m.Content = "Shannon was born in Michigan."
 	c := nous.NewContext()

@@ -4,64 +4,118 @@
 //
 // It fills params the caller owns, and calls nothing:
 //
-//	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5, Tools: tools}
-//	if err := nousopenai.FillChat(&params, c); err != nil { ... } // a view the API would refuse
-//	resp, err := client.Chat.Completions.New(ctx, params)
-//	msg, usage, err := nousopenai.ChatMessage(resp)
+//	params := responses.ResponseNewParams{Model: openai.ChatModelGPT5, Tools: tools}
+//	if err := nousopenai.FillResponses(&params, c); err != nil { ... } // a view the API would refuse
+//	resp, err := client.Responses.New(ctx, params)
+//	if err != nil { ... }
+//	msg, usage, err := nousopenai.ResponseMessage(resp) // err: a failed response, its usage billed
+//	c.AddUsage(usage)
+//	if err != nil { ... }
+//	c.AddMessage(msg)
 //
-// and the same with [FillResponses] and [ResponseMessage] for the
-// Responses API.
+// and the same with [FillChat] and [ChatMessage] for Chat Completions.
 //
 // # Rules
 //
 // The view is checked before anything is sent; a view the API would refuse
-// is an [*Error] naming the message (its view index) and the call:
+// is an [*Error] naming the message (its view index) and the call, and
+// saying what the caller can do. What the library itself made (a response
+// brought in, RunToolCalls, PatchDanglingToolCalls, a compaction, a switch
+// from another provider) is sent:
 //
 //   - Pairing: the results of an assistant message's tool calls follow it,
 //     one tool message per call, before anything else (the view's
 //     [nous.Context.CheckToolPairing]; an error wrapping [nous.ErrUnpaired]).
 //     Each result is a role:tool message (Chat) or a function_call_output
-//     item (Responses) right after its call's turn. Repairing a view is the
-//     caller's choice: [nous.Context.PatchDanglingToolCalls].
+//     item (Responses, a custom_tool_call_output for a custom tool's call)
+//     right after its call's turn. Repairing a view is the caller's
+//     choice: [nous.Context.PatchDanglingToolCalls].
+//   - Arguments: a function call's arguments go as a JSON object: as they
+//     came when they are one, {} when empty or null, and otherwise (bytes a
+//     model that stopped halfway sent, an array, a string) as
+//     {"invalid_arguments": their text}, so that a call the runtime
+//     answered with an error goes on every turn after and the model sees
+//     what it sent. Both APIs carry arguments as a string, but servers that
+//     speak them (vLLM, SGLang and others) refuse a request whose earlier
+//     call's arguments are not an object. A custom tool's call
+//     (Metadata[MetadataCustom]) goes with the input of its arguments
+//     {"input": text}, or, when they are of another shape, with their text
+//     as its input (free text, which the API takes whatever it holds). The
+//     log keeps the arguments as they came.
+//   - Call IDs: each call goes under its own ID, unless a call before it in
+//     the view has it (a server that numbers its calls per turn, call_0
+//     each time; the APIs, or the servers that speak them, refuse an ID
+//     twice in a request) or it is longer than the API takes (Chat 40
+//     characters, Responses 64); such a call goes under an ID made of its
+//     own (its first characters, then _2, _3, ...), its results with it.
+//     The IDs are a function of the view: the same view sends the same
+//     ones, and a view that grows keeps those of its earlier turns. An ID
+//     from another provider (Anthropic's toolu_..., Gemini's) goes as it
+//     is when it fits. The log keeps its IDs.
 //   - Content: no empty or whitespace-only text is sent (a message left
-//     with nothing is not sent; an empty tool result is sent as ""). Tool
-//     arguments must be a JSON object ("{}" when empty; another value: an
-//     error wrapping [nous.ErrInvalidArguments]). Images are image parts
-//     (base64 data as a data URL); files are file parts with their data; a
+//     with nothing is not sent; an empty tool result is sent as ""). A
+//     tool result's texts (its Content and text parts) go each on a line
+//     of its own. Images are image parts (base64 data as a data URL, made
+//     of Options["media_type"]); files are file parts with their data; a
 //     file URL has no place in Chat, and a Chat tool result is text only:
-//     those are errors wrapping [ErrUnsupported]. An assistant turn takes
-//     text only, but for the images of the Responses API's own image
-//     generation calls, which go back as those items: an image or file
-//     another model made (Options["provider"] names it) is dropped from it,
-//     and any other is an error wrapping [ErrUnsupported].
+//     those are errors wrapping [ErrUnsupported] (the caller's content;
+//     the error says what to send instead, or to use FillResponses). An
+//     assistant turn takes text only, but for the images of the Responses
+//     API's own image generation calls, which go back as those items (one
+//     without its item ID, which such an item needs, is dropped): an image
+//     or file another model made ([nous.OptionProvider] names it) is
+//     dropped from it, and any other is an error wrapping [ErrUnsupported].
 //   - System: the context's SystemPrompt is the first system message,
 //     unless it is blank, or the view starts with a system message whose
 //     first text begins with it (a runtime put it there; the overlay may
-//     follow it); the view's system
-//     messages, the overlay among them, go where they are.
+//     follow it); the view's system messages, the overlay among them, go
+//     where they are.
 //   - Reasoning: Chat Completions takes no reasoning back: thinking parts
 //     and ReasoningContent are not sent. In Responses, a reasoning item
-//     [ResponseMessage] brought in (a thinking part with Options["provider"]
-//     "openai", its item ID and encrypted content) goes back directly
-//     before the first of the items that followed it in the response (up to
-//     the next reasoning item) that is still in the message, as the API
-//     wants every such item sent with its ID to come with it; one none of
-//     whose items is left (or whose follower was an item a message does not
-//     keep) is dropped, as the API refuses it alone; the items after one
-//     that came before a hosted tool's call (which a message does not keep)
-//     go without their IDs (an image generation item, whose ID is required,
-//     not at all). Thinking from other providers is dropped. The
-//     items go back in the order the response had them, and a message
-//     item's content parts (refusals, annotations) as they came while its
-//     text is unchanged.
+//     [ResponseMessage] brought in (a thinking part with
+//     [nous.OptionProvider] [Provider], its [OptionItemID] and encrypted
+//     content) goes back directly before the first of the items that
+//     followed it in the response that is still in the message. It is
+//     dropped when none is (the API refuses it alone), when it came before
+//     an item a message does not keep (a hosted tool's call:
+//     [OptionUnsendable]), when it has no ID, when its ID went before in
+//     the request (a server that numbers its items per turn), and when it
+//     came without its encrypted content while params.Store is false: it
+//     would go by reference to an item the API did not store, which it
+//     refuses ("Items are not persisted when store is set to false").
+//     Thinking from other providers is dropped.
+//   - Item IDs: an item goes with its output item ID (fc_..., msg_...,
+//     ig_...) only when the reasoning item it came after in its response
+//     ([MetadataReasoning]) goes right before it in this turn, for the API
+//     refuses it without ("provided without its required 'reasoning'
+//     item"): once the caller drops thinking, or a rule above drops a
+//     reasoning item, its items go without their IDs, which the API
+//     takes; and only when no item before it in the request had the ID
+//     (the API refuses an ID twice). An image generation item, whose ID is
+//     required, then goes not at all (the image stays in the message). A
+//     message recorded before [MetadataReasoning] was is read by its
+//     reasoning parts' followers ([OptionFollowedByAll]): an item none of
+//     them names goes without its ID, and in a message with no reasoning
+//     part from OpenAI every item keeps its ID (a response without
+//     reasoning, most likely; if its reasoning parts were removed, the
+//     API refuses the request: remove the items' [MetadataItemID] too).
+//   - Order: the items go back in the order the response had them
+//     ([MetadataItemOrder]), and a message item's content parts (refusals,
+//     annotations) as they came while its text is unchanged
+//     ([MetadataContent]).
 //
 // [ChatMessage] and [ResponseMessage] keep what the API answered: text, tool
 // calls with their argument bytes (and, in Responses, their namespace and
-// the program that made them), and (Responses) custom tool calls (sent to
-// Chat as custom calls too), reasoning items, the images of image
-// generation calls, and the IDs of output items, so that a response brought
-// in and sent back gives the API the same items. Usage counts every prompt token in InputTokens (cached
-// ones too) and reasoning in OutputTokens.
+// the program that made them), custom tool calls, and (Responses)
+// reasoning items, the images of image generation calls, and the IDs of
+// output items, so that a response brought in and sent back gives the API
+// the same items. The keys they record are this package's Option and
+// Metadata constants. A nil response is an error wrapping [ErrNoResponse];
+// a Chat response without a choice one wrapping [ErrNoChoice], a Responses
+// response that failed one wrapping [ErrFailed], each returned with the
+// usage billed; an incomplete response is a message with its reason
+// ([MetadataIncompleteReason]). Usage counts every prompt token in
+// InputTokens (cached ones too) and reasoning in OutputTokens.
 package openai
 
 import (
@@ -70,7 +124,6 @@ import (
 	"strings"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrUnsupported reports content the API has no place for.
@@ -79,32 +132,91 @@ var ErrUnsupported = errors.New("not supported by this OpenAI API")
 // ErrNoChoice reports a Chat Completions response without a choice.
 var ErrNoChoice = errors.New("the response has no choice")
 
-// Error is a view the API would refuse: the view index of the message
-// (Index), the tool call concerned if any (CallID), and what is wrong (Err,
-// which wraps a sentinel).
-type Error = adapt.Error
+// ErrNoResponse reports a nil response given to [ChatMessage] or
+// [ResponseMessage].
+var ErrNoResponse = errors.New("no response")
 
-// Provider is the value of Options["provider"] on the thinking parts
-// [ResponseMessage] makes.
+// ErrFailed reports a Responses API response whose status is "failed": the
+// API's error (its code and message) is in the error's text.
+var ErrFailed = errors.New("the response failed")
+
+// Error is a view the API would refuse, as [FillChat] and [FillResponses]
+// report it: Provider "openai", the view index of the message (Index), the
+// tool call concerned if any (CallID), and what is wrong and what the
+// caller can do (Err, which wraps a sentinel: [nous.ErrUnpaired] or
+// [ErrUnsupported]).
+type Error = nous.ViewError
+
+// Provider is the value of Options[nous.OptionProvider] on the thinking
+// parts and the images [ResponseMessage] makes.
 const Provider = "openai"
 
-// The Options keys of a reasoning item's thinking part, and the Metadata
-// keys of output item IDs.
+// The Options keys of the thinking part [ResponseMessage] makes of a
+// reasoning item, beside [nous.OptionProvider] ([Provider]) and
+// [nous.OptionEncryptedContent] (the item's encrypted content, when the
+// response had it). The values are stored in logs and never change.
 const (
-	optProvider     = "provider"
-	optItemID       = "id"                        // the reasoning item's ID
-	optEncrypted    = nous.OptionEncryptedContent // its encrypted content
-	optFollowedBy   = "followed_by"               // what came after it: a call ID, a message item ID, or "message"
-	optGroup        = "followed_by_all"           // every item that came after it, up to the next reasoning item
-	optUnsendable   = "unsendable"                // it followed an item a message does not keep: its items go without IDs
-	metaOrder       = "openai_item_order"         // on a message: the keys of its items (message and image IDs, call IDs) in the order they came
-	metaCustom      = "openai_custom"             // on a tool call: a custom tool's, its arguments {"input": text}
-	metaNamespace   = "openai_namespace"          // on a tool call: its tool's namespace
-	metaCaller      = "openai_caller"             // on a tool call: the JSON of its caller, the program that made it
-	metaClientItems = "openai_client_items"       // on a message: the JSON of client tool calls it cannot hold (computer, shell, patch)
-	optSummary      = "summary"                   // the texts of its summary parts
-	metaItemID      = "openai_item_id"            // on a message, a text part or a tool call: its output item's ID
-	metaContent     = "openai_content"            // on a message or a text part: its item's content parts, when not one output_text
+	// OptionItemID holds the reasoning item's ID.
+	OptionItemID = "id"
+	// OptionSummary holds the texts of its summary parts, a []any of
+	// strings; the part's Content is them joined, for reading.
+	OptionSummary = "summary"
+	// OptionFollowedBy holds the key of the first item that came after it:
+	// a function or custom tool call's call ID, or a message or image
+	// item's ID.
+	OptionFollowedBy = "followed_by"
+	// OptionFollowedByAll holds the keys of every item that came after it,
+	// past the reasoning items right after it and up to the next one, a
+	// []any of strings.
+	OptionFollowedByAll = "followed_by_all"
+	// OptionUnsendable, true, marks a reasoning item that came before an
+	// item a message does not keep (a hosted tool's call): it cannot go
+	// back, and the items after it go without their IDs.
+	OptionUnsendable = "unsendable"
+)
+
+// The Metadata keys of the messages and tool calls [ResponseMessage] makes,
+// which are also the Options keys of its text and image parts where the
+// concept is theirs. The values are stored in logs and never change.
+const (
+	// MetadataItemID holds the ID of the output item a message (of one
+	// message item), a text part (of one of several), an image part or a
+	// tool call was.
+	MetadataItemID = "openai_item_id"
+	// MetadataReasoning holds the ID of the reasoning item the output item
+	// came after in the response, on a tool call, a text or image part, or
+	// a message of one message item; absent when none came before it. The
+	// item goes back with its ID only when that reasoning item goes with
+	// it, for the API refuses an item with its ID without the reasoning
+	// it came after.
+	MetadataReasoning = "openai_reasoning"
+	// MetadataItemOrder holds, on a message, the keys of its items (message
+	// and image item IDs, call IDs) in the order the response had them, a
+	// []any of strings; absent when they came in the default layout
+	// (images, then text, then calls).
+	MetadataItemOrder = "openai_item_order"
+	// MetadataContent holds, on a message or a text part, its message
+	// item's content parts (refusals, annotations) when they are not one
+	// output_text without annotations: a []any of maps with "type", "text"
+	// and "json" (the part as it came).
+	MetadataContent = "openai_content"
+	// MetadataCustom, true, marks a custom tool's call, whose arguments are
+	// {"input": text}.
+	MetadataCustom = "openai_custom"
+	// MetadataNamespace holds a tool call's tool's namespace.
+	MetadataNamespace = "openai_namespace"
+	// MetadataCaller holds the JSON of a tool call's caller, the program
+	// that made it.
+	MetadataCaller = "openai_caller"
+	// MetadataClientItems holds, on a message, the JSON of the client tool
+	// calls it has no place for (computer, shell, apply patch, MCP
+	// approval requests), a []any of strings, for the runtime that runs
+	// them; they are not sent back.
+	MetadataClientItems = "openai_client_items"
+	// MetadataIncompleteReason holds, on the message of a response whose
+	// status is "incomplete", why it stopped ("max_output_tokens",
+	// "content_filter", ...).
+	MetadataIncompleteReason = "incomplete_reason"
 )
 
 // dataURL returns the data URL of an image or file part: its Content when
@@ -115,7 +227,7 @@ func dataURL(p *nous.ContentPart) (string, error) {
 	}
 	media, _ := p.Options["media_type"].(string)
 	if media == "" {
-		return "", fmt.Errorf("a %s part without Options[\"media_type\"]: %w", p.Type, ErrUnsupported)
+		return "", fmt.Errorf("a %s part without Options[\"media_type\"] (set it, or make Content a data URL): %w", p.Type, ErrUnsupported)
 	}
 	return "data:" + media + ";base64," + p.Content, nil
 }

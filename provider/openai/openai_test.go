@@ -62,8 +62,14 @@ func sendChat(t *testing.T, c *nous.Context) []byte {
 
 func sendResponses(t *testing.T, c *nous.Context) []byte {
 	t.Helper()
+	return sendResponsesWith(t, c, responses.ResponseNewParams{})
+}
+
+// sendResponsesWith is sendResponses of a request with params.
+func sendResponsesWith(t *testing.T, c *nous.Context, params responses.ResponseNewParams) []byte {
+	t.Helper()
 	cl, f := client(t)
-	params := responses.ResponseNewParams{Model: "gpt-test"}
+	params.Model = "gpt-test"
 	must(t, nousopenai.FillResponses(&params, c))
 	_, err := cl.Responses.New(context.Background(), params)
 	must(t, err)
@@ -170,7 +176,7 @@ func TestResponsesRoundTrip(t *testing.T) {
 	"usage":{"input_tokens":200,"output_tokens":80,"total_tokens":280,"input_tokens_details":{"cached_tokens":150},"output_tokens_details":{"reasoning_tokens":64}}}`
 	var resp responses.Response
 	must(t, json.Unmarshal([]byte(body), &resp))
-	m, u := nousopenai.ResponseMessage(&resp)
+	m, u := read(t, &resp)
 	want := nous.Usage{Requests: 1, ToolCalls: 1, InputTokens: 200, OutputTokens: 80, TotalTokens: 280, CacheReadInputTokens: 150, ReasoningTokens: 64}
 	if u != want {
 		t.Errorf("usage %+v, want %+v", u, want)
@@ -304,7 +310,7 @@ func TestResponsesImageGeneration(t *testing.T) {
 	"usage":{"input_tokens":20,"output_tokens":1000,"total_tokens":1020}}`
 	var resp responses.Response
 	must(t, json.Unmarshal([]byte(body), &resp))
-	m, _ := nousopenai.ResponseMessage(&resp)
+	m, _ := read(t, &resp)
 	var image *nous.ContentPart
 	for i := range m.Parts {
 		if m.Parts[i].Type == nous.PartImage {
@@ -346,6 +352,15 @@ func responseOf(t *testing.T, output string) *responses.Response {
 	return &resp
 }
 
+// read returns the message and usage ResponseMessage makes of resp, which
+// it must take.
+func read(t *testing.T, resp *responses.Response) (nous.Message, nous.Usage) {
+	t.Helper()
+	m, u, err := nousopenai.ResponseMessage(resp)
+	must(t, err)
+	return m, u
+}
+
 // inputItems returns the input items of a Responses request body.
 func inputItems(t *testing.T, body []byte) []map[string]any {
 	t.Helper()
@@ -365,20 +380,42 @@ func itemIDs(t *testing.T, body []byte) []string {
 	return out
 }
 
-// ChatMessage and ResponseMessage of a nil response give an empty message,
-// not a panic.
+// ChatMessage and ResponseMessage of a nil response are errors wrapping
+// ErrNoResponse, not a panic.
 func TestNilResponses(t *testing.T) {
-	for name, f := range map[string]func(){
-		"ChatMessage(nil)":     func() { nousopenai.ChatMessage(nil) },
-		"ResponseMessage(nil)": func() { nousopenai.ResponseMessage(nil) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if r := recover(); r != nil {
-					t.Errorf("panicked: %v", r)
-				}
-			}()
-			f()
-		})
+	_, u, err := nousopenai.ChatMessage(nil)
+	if !errors.Is(err, nousopenai.ErrNoResponse) || u != (nous.Usage{}) {
+		t.Errorf("ChatMessage(nil): %v, usage %+v", err, u)
+	}
+	_, u, err = nousopenai.ResponseMessage(nil)
+	if !errors.Is(err, nousopenai.ErrNoResponse) || u != (nous.Usage{}) {
+		t.Errorf("ResponseMessage(nil): %v, usage %+v", err, u)
+	}
+}
+
+// A Responses API response whose status is "failed" is an error wrapping
+// ErrFailed that quotes the API's error, returned with the usage billed;
+// one whose status is "incomplete" is a message of what it made, with the
+// reason it stopped.
+func TestResponseStatus(t *testing.T) {
+	var failed responses.Response
+	must(t, json.Unmarshal([]byte(`{"id":"resp_f","object":"response","created_at":1,"model":"gpt-test","status":"failed",
+	"error":{"code":"server_error","message":"The model failed."},"output":[],
+	"usage":{"input_tokens":120,"output_tokens":0,"total_tokens":120}}`), &failed))
+	m, u, err := nousopenai.ResponseMessage(&failed)
+	if !errors.Is(err, nousopenai.ErrFailed) || !strings.Contains(err.Error(), "The model failed.") {
+		t.Errorf("a failed response: %v", err)
+	}
+	if u.Requests != 1 || u.InputTokens != 120 || len(m.Parts)+len(m.Content)+len(m.ToolCalls) != 0 {
+		t.Errorf("a failed response gave %+v, usage %+v", m, u)
+	}
+	var incomplete responses.Response
+	must(t, json.Unmarshal([]byte(`{"id":"resp_i","object":"response","created_at":1,"model":"gpt-test","status":"incomplete",
+	"incomplete_details":{"reason":"max_output_tokens"},"output":[
+	{"type":"message","id":"msg_1","role":"assistant","status":"incomplete","content":[{"type":"output_text","text":"The answer is","annotations":[]}]}],
+	"usage":{"input_tokens":10,"output_tokens":4096,"total_tokens":4106}}`), &incomplete))
+	m, u = read(t, &incomplete)
+	if m.Content != "The answer is" || m.Metadata[nousopenai.MetadataIncompleteReason] != "max_output_tokens" || u.OutputTokens != 4096 {
+		t.Errorf("an incomplete response gave %+v, usage %+v", m, u)
 	}
 }

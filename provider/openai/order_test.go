@@ -7,14 +7,13 @@ import (
 	"testing"
 
 	"github.com/nous-go/nous"
-	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
 // A recorded order that names a key twice (edited by a runtime, or made of
 // a response that gave two items one ID) puts the item where the order
 // first names it.
 func TestOrderFirstPlaceOfAKeyCounts(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}","status":"completed"},
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Calling f.","annotations":[]}]}`))
 	m.Metadata["openai_item_order"] = []any{"call_1", "msg_1", "call_1"}
@@ -39,7 +38,7 @@ func TestCustomCallOrderKept(t *testing.T) {
 	{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Running it.","annotations":[]}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, _ := nousopenai.ResponseMessage(responseOf(t, output))
+			m, _ := read(t, responseOf(t, output))
 			c := nous.NewContext()
 			must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "run_sql", "1"))))
 			var came struct {

@@ -13,22 +13,26 @@ import (
 
 // FillResponses sets params.Input to the items of c's system prompt and
 // view, with its overlay, by the rules of the package doc; the rest of
-// params is the caller's. A view the API would refuse is an [*Error], and
-// params is left as it was.
+// params is the caller's, and params.Store is read: with it false, no
+// reasoning item goes by reference. A view the API would refuse is an
+// [*Error], and params is left as it was.
 func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 	if err := adapt.Pairing(Provider, c); err != nil {
 		return err
+	}
+	msgs := view(c)
+	f := &responsesFill{
+		store:   !params.Store.Valid() || params.Store.Value,
+		ids:     callIDs(msgs, responsesCallIDMax),
+		itemIDs: map[string]bool{},
+		custom:  map[string]bool{},
 	}
 	var items responses.ResponseInputParam
 	if prompt := adapt.Prompt(c); prompt != "" {
 		items = append(items, responses.ResponseInputItemParamOfMessage(prompt, responses.EasyInputMessageRoleSystem))
 	}
-	custom := map[string]bool{} // the IDs of the custom tool calls so far
-	for i, m := range c.All() {
-		for _, tc := range m.ToolCalls {
-			custom[tc.ID] = tc.Metadata[metaCustom] == true
-		}
-		its, err := responseItems(&m, custom)
+	for i := range msgs {
+		its, err := f.items(&msgs[i], i)
 		if err != nil {
 			return adapt.Wrap(Provider, i, err)
 		}
@@ -38,9 +42,16 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 	return nil
 }
 
-// responseItems returns the input items of m; custom says which calls so
-// far are custom tool calls.
-func responseItems(m *nous.Message, custom map[string]bool) ([]responses.ResponseInputItemUnionParam, error) {
+// responsesFill is what one [FillResponses] has sent so far.
+type responsesFill struct {
+	store   bool            // params.Store is not false: the API keeps the items it made
+	ids     *adapt.CallIDs  // the call IDs to send
+	itemIDs map[string]bool // the item IDs sent: the API refuses an item ID twice
+	custom  map[string]bool // the call IDs sent of custom tools' calls
+}
+
+// items returns the input items of m, view message i.
+func (f *responsesFill) items(m *nous.Message, i int) ([]responses.ResponseInputItemUnionParam, error) {
 	switch m.Role {
 	case nous.RoleSystem:
 		if err := adapt.SystemOnlyText(m, ErrUnsupported); err != nil {
@@ -54,17 +65,18 @@ func responseItems(m *nous.Message, custom map[string]bool) ([]responses.Respons
 	case nous.RoleUser:
 		return responseUser(m)
 	case nous.RoleAssistant:
-		return responseAssistant(m)
+		return f.assistant(m, i)
 	case nous.RoleTool:
 		out, err := responseToolOutput(m)
 		if err != nil {
 			return nil, adapt.CallError{ID: m.ToolCallID, Err: err}
 		}
-		if custom[m.ToolCallID] {
-			item := responses.ResponseCustomToolCallOutputParam{CallID: m.ToolCallID, Output: customOutput(out)}
+		id := f.ids.Result(i, m.ToolCallID)
+		if f.custom[id] {
+			item := responses.ResponseCustomToolCallOutputParam{CallID: id, Output: customOutput(out)}
 			return []responses.ResponseInputItemUnionParam{{OfCustomToolCallOutput: &item}}, nil
 		}
-		item := responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(m.ToolCallID), Output: out}
+		item := responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(id), Output: out}
 		return []responses.ResponseInputItemUnionParam{{OfFunctionCallOutput: &item}}, nil
 	}
 	return nil, fmt.Errorf("role %q: %w", m.Role, ErrUnsupported)
@@ -148,11 +160,7 @@ func responseToolOutput(m *nous.Message) (responses.ResponseInputItemFunctionCal
 		textOnly = textOnly && p.Type == nous.PartText
 	}
 	if textOnly {
-		text := m.Content
-		for _, p := range m.Parts {
-			text += p.Content
-		}
-		out.OfString = openai.String(text)
+		out.OfString = openai.String(resultText(m))
 		return out, nil
 	}
 	var list responses.ResponseFunctionCallOutputItemListParam

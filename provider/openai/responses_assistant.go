@@ -14,74 +14,77 @@ import (
 	"github.com/nous-go/nous/internal/adapt"
 )
 
-// responseAssistant returns the items of an assistant message: its images
-// as image_generation_call items, its text as message items (one per text
-// part an output item ID marks, one for the rest), then its tool calls as
-// function_call items; or in the order the response had them, when
+// assistant returns the items of an assistant message, view message i: its
+// images as image_generation_call items, its text as message items (one per
+// text part an output item ID marks, one for the rest), then its tool calls
+// as function_call items; or in the order the response had them, when
 // [ResponseMessage] recorded it. A reasoning item goes directly before the
-// first of the items that followed it in the response (up to the next
-// reasoning item) that is still in the message, for the API refuses such
-// an item, sent with its ID, without the reasoning it came after; a
-// reasoning item none of whose items is left is dropped, as the API
-// refuses it alone. One that cannot go back (it came before a hosted
-// tool's call, which a message does not keep) takes its items' IDs with it.
-func responseAssistant(m *nous.Message) ([]responses.ResponseInputItemUnionParam, error) {
-	images, reasoning, strip, err := assistantParts(m)
+// first of the items that followed it in the response that is still in the
+// message, and is dropped when none is, or when it cannot be sent (see
+// [newReasoning]), or its ID was sent before. An item goes with its ID only
+// when the reasoning item it came after goes too (the API refuses an item
+// with its ID without it: "provided without its required 'reasoning'
+// item") and no item before it in the request had that ID (the API refuses
+// an item ID twice); an image generation item, whose ID is required, goes
+// with it or not at all.
+func (f *responsesFill) assistant(m *nous.Message, i int) ([]responses.ResponseInputItemUnionParam, error) {
+	images, reasoning, err := assistantParts(m, f.store)
 	if err != nil {
 		return nil, err
 	}
-	calls, err := callEntries(m, strip)
-	if err != nil {
-		return nil, err
+	entries := slices.Concat(images, textEntries(m), f.callEntries(m, i))
+	for k := range entries {
+		e := &entries[k]
+		e.reasoning, e.lost = reasoningFor(e.recorded, e.key, reasoning)
 	}
-	entries := inOrder(m, slices.Concat(images, textEntries(m), calls))
-	return withReasoning(entries, reasoning, strip), nil
+	return f.withReasoning(inOrder(m, entries), reasoning), nil
 }
 
-// entry is an item of an assistant message to send: an image or call item,
-// or a message item's text (with the content parts recorded), and the key
-// the order and the reasoning items name it by (also: a second one).
+// entry is an item of an assistant message to send: an image or a call
+// (item, without its ID), or a message item's text (with the content parts
+// recorded); the key the order and the reasoning items name it by (also: a
+// second one); its item ID; and the reasoning item it came after, as
+// recorded and as told.
 type entry struct {
 	key, also string
+	id        string
 	item      responses.ResponseInputItemUnionParam
 	text      string
 	content   any
+	recorded  any    // its Metadata[MetadataReasoning]
+	reasoning string // the ID of the reasoning item it came after, "" for none
+	lost      bool   // which one cannot be told
 }
 
 // assistantParts returns, of an assistant message's parts, the entries of
-// the images OpenAI made (with their item IDs), the reasoning items to send,
-// and the keys of the items to send without their IDs (those of a reasoning
-// item that cannot go back); an error for a part an assistant turn cannot
-// hold (another model's image or file is dropped).
-func assistantParts(m *nous.Message) (images []entry, reasoning []reasoningOf, strip map[string]bool, err error) {
-	strip = map[string]bool{}
+// the images OpenAI made (with their item IDs) and the reasoning items,
+// those that can be sent and those that cannot (see [newReasoning]); an
+// error for a part an assistant turn cannot hold (another model's image or
+// file is dropped, and so is an image OpenAI made without an item ID,
+// which an image generation item cannot go without).
+func assistantParts(m *nous.Message, store bool) (images []entry, reasoning []reasoningOf, err error) {
 	for k, p := range m.Parts {
-		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartImage && p.Options[optProvider] == Provider && id != "" {
-			images = append(images, entry{key: id, item: responses.ResponseInputItemUnionParam{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{
-				ID: id, Result: openai.String(p.Content), Status: "completed"}}})
-			continue
-		}
-		switch p.Type {
-		case nous.PartText:
-		case nous.PartThinking:
-			if p.Options[optProvider] != Provider {
-				continue // another provider's, which the API cannot take
+		ours := p.Options[nous.OptionProvider] == Provider
+		switch {
+		case p.Type == nous.PartText:
+		case p.Type == nous.PartThinking:
+			if ours {
+				reasoning = append(reasoning, newReasoning(&p, store))
+			} // another provider's thinking the API cannot take
+		case p.Type == nous.PartImage && ours:
+			if id, _ := p.Options[MetadataItemID].(string); id != "" {
+				images = append(images, entry{key: id, id: id, recorded: p.Options[MetadataReasoning],
+					item: responses.ResponseInputItemUnionParam{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{
+						ID: id, Result: openai.String(p.Content), Status: "completed"}}})
 			}
-			if p.Options[optUnsendable] == true {
-				for _, key := range group(&p) {
-					strip[key] = true
-				}
-				continue
-			}
-			reasoning = append(reasoning, reasoningOf{item: reasoningItem(&p), group: group(&p)})
+		case adapt.Foreign(&p, Provider):
+			// another model's image or file, which an assistant turn cannot hold here
 		default:
-			if adapt.Foreign(&p, Provider) {
-				continue // another model's image or file, which an assistant turn cannot hold here
-			}
-			return nil, nil, nil, fmt.Errorf("part %d: a %s part in an assistant message: %w", k, p.Type, ErrUnsupported)
+			return nil, nil, fmt.Errorf("part %d: a %s part in an assistant message (the API takes text, calls and the images of its own "+
+				"image generation there; move it to a user message): %w", k, p.Type, ErrUnsupported)
 		}
 	}
-	return images, reasoning, strip, nil
+	return images, reasoning, nil
 }
 
 // textEntries returns the entries of an assistant message's text: one for
@@ -90,8 +93,8 @@ func assistantParts(m *nous.Message) (images []entry, reasoning []reasoningOf, s
 func textEntries(m *nous.Message) []entry {
 	var out []entry
 	for _, p := range m.Parts {
-		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartText && id != "" && !adapt.Blank(p.Content) {
-			out = append(out, entry{key: id, text: p.Content, content: p.Options[metaContent]})
+		if id, _ := p.Options[MetadataItemID].(string); p.Type == nous.PartText && id != "" && !adapt.Blank(p.Content) {
+			out = append(out, entry{key: id, id: id, text: p.Content, content: p.Options[MetadataContent], recorded: p.Options[MetadataReasoning]})
 		}
 	}
 	var rest []string // the text no item ID marks
@@ -99,52 +102,43 @@ func textEntries(m *nous.Message) []entry {
 		rest = append(rest, m.Content)
 	}
 	for _, p := range m.Parts {
-		if id, _ := p.Options[metaItemID].(string); p.Type == nous.PartText && id == "" && !adapt.Blank(p.Content) {
+		if id, _ := p.Options[MetadataItemID].(string); p.Type == nous.PartText && id == "" && !adapt.Blank(p.Content) {
 			rest = append(rest, p.Content)
 		}
 	}
 	if len(rest) > 0 {
-		id, _ := m.Metadata[metaItemID].(string)
-		out = append(out, entry{key: id, also: "message", text: strings.Join(rest, ""), content: m.Metadata[metaContent]})
+		id, _ := m.Metadata[MetadataItemID].(string)
+		out = append(out, entry{key: id, also: "message", id: id, text: strings.Join(rest, ""),
+			content: m.Metadata[MetadataContent], recorded: m.Metadata[MetadataReasoning]})
 	}
 	return out
 }
 
-// callEntries returns the entries of an assistant message's tool calls:
-// function_call items, or custom_tool_call items for a custom tool's, with
-// their item IDs but for the keys in strip.
-func callEntries(m *nous.Message, strip map[string]bool) ([]entry, error) {
+// callEntries returns the entries of the tool calls of view message m:
+// function_call items, or custom_tool_call items for a custom tool's, under
+// the call IDs f sends, keyed by their own.
+func (f *responsesFill) callEntries(m *nous.Message, i int) []entry {
 	var out []entry
-	for _, tc := range m.ToolCalls {
-		args, err := tc.ArgumentsObject()
-		if err != nil {
-			return nil, adapt.CallError{ID: tc.ID, Err: err}
-		}
-		id, _ := tc.Metadata[metaItemID].(string)
-		if strip[tc.ID] {
-			id = ""
-		}
+	for k, tc := range m.ToolCalls {
+		id := f.ids.Call(i, k, tc.ID)
 		var item responses.ResponseInputItemUnionParam
-		if tc.Metadata[metaCustom] == true {
-			if item, err = customCall(&tc, id, args); err != nil {
-				return nil, adapt.CallError{ID: tc.ID, Err: err}
-			}
+		if isCustom(&tc) {
+			item = customCall(&tc, id)
+			f.custom[id] = true
 		} else {
-			item = functionCall(&tc, id, args)
+			item = functionCall(&tc, id)
 		}
-		out = append(out, entry{key: tc.ID, item: item})
+		itemID, _ := tc.Metadata[MetadataItemID].(string)
+		out = append(out, entry{key: tc.ID, id: itemID, item: item, recorded: tc.Metadata[MetadataReasoning]})
 	}
-	return out, nil
+	return out
 }
 
-// functionCall returns the function_call item of a tool call, with its
-// item ID (none when id is ""), namespace and caller.
-func functionCall(tc *nous.ToolCall, id string, args json.RawMessage) responses.ResponseInputItemUnionParam {
-	call := responses.ResponseFunctionToolCallParam{CallID: tc.ID, Name: tc.Name, Arguments: string(args)}
-	if id != "" {
-		call.ID = openai.String(id)
-	}
-	if ns, _ := tc.Metadata[metaNamespace].(string); ns != "" {
+// functionCall returns the function_call item of a tool call, under the
+// call ID callID, without its item ID, with its namespace and caller.
+func functionCall(tc *nous.ToolCall, callID string) responses.ResponseInputItemUnionParam {
+	call := responses.ResponseFunctionToolCallParam{CallID: callID, Name: tc.Name, Arguments: arguments(tc)}
+	if ns, _ := tc.Metadata[MetadataNamespace].(string); ns != "" {
 		call.Namespace = openai.String(ns)
 	}
 	if caller, ok := callerOf(tc); ok {
@@ -154,26 +148,17 @@ func functionCall(tc *nous.ToolCall, id string, args json.RawMessage) responses.
 }
 
 // customCall returns the custom_tool_call item of a custom tool's call,
-// whose arguments args must be {"input": text}, with its item ID (none
-// when id is ""), namespace and caller.
-func customCall(tc *nous.ToolCall, id string, args json.RawMessage) (responses.ResponseInputItemUnionParam, error) {
-	var in struct {
-		Input *string `json:"input"`
-	}
-	if json.Unmarshal(args, &in) != nil || in.Input == nil {
-		return responses.ResponseInputItemUnionParam{}, fmt.Errorf(`a custom tool call whose arguments are not {"input": text}: %w`, nous.ErrInvalidArguments)
-	}
-	call := responses.ResponseCustomToolCallParam{CallID: tc.ID, Name: tc.Name, Input: *in.Input}
-	if id != "" {
-		call.ID = openai.String(id)
-	}
-	if ns, _ := tc.Metadata[metaNamespace].(string); ns != "" {
+// under the call ID callID, without its item ID, with its namespace and
+// caller.
+func customCall(tc *nous.ToolCall, callID string) responses.ResponseInputItemUnionParam {
+	call := responses.ResponseCustomToolCallParam{CallID: callID, Name: tc.Name, Input: customInput(tc)}
+	if ns, _ := tc.Metadata[MetadataNamespace].(string); ns != "" {
 		call.Namespace = openai.String(ns)
 	}
 	if caller, ok := callerOf(tc); ok {
 		call.Caller = param.Override[responses.ResponseCustomToolCallCallerUnionParam](caller)
 	}
-	return responses.ResponseInputItemUnionParam{OfCustomToolCall: &call}, nil
+	return responses.ResponseInputItemUnionParam{OfCustomToolCall: &call}
 }
 
 // inOrder returns the entries of an assistant message in the order
@@ -185,37 +170,68 @@ func inOrder(m *nous.Message, entries []entry) []entry {
 	for i, e := range entries {
 		slots[i] = adapt.Slot[entry]{Item: e, Key: e.key}
 	}
-	out, _ := adapt.Replay(adapt.Recorded(m.Metadata[metaOrder]), slots, nil) // no error without items kept whole
+	out, _ := adapt.Replay(adapt.Recorded(m.Metadata[MetadataItemOrder]), slots, nil) // no error without items kept whole
 	return out
 }
 
-// withReasoning returns the items of entries, each reasoning item directly
-// before the first of them that followed it in the response; the items in
-// strip go without their IDs, and an image, whose ID is required, not at
-// all.
-func withReasoning(entries []entry, reasoning []reasoningOf, strip map[string]bool) []responses.ResponseInputItemUnionParam {
+// withReasoning returns the items of entries, each reasoning item that can
+// be sent directly before the first of them it precedes; each item with
+// its ID when the reasoning item it came after went before it and no item
+// sent so far had the ID, and without it otherwise (an image, whose ID is
+// required, not at all).
+func (f *responsesFill) withReasoning(entries []entry, reasoning []reasoningOf) []responses.ResponseInputItemUnionParam {
 	var items []responses.ResponseInputItemUnionParam
+	placed := map[string]bool{} // the reasoning items sent before this entry
 	for _, e := range entries {
-		for _, key := range []string{e.also, e.key} {
-			for i := range reasoning {
-				if r := &reasoning[i]; key != "" && !r.sent && slices.Contains(r.group, key) {
-					items, r.sent = append(items, r.item), true
-				}
+		var before []int // the reasoning items to send right before e
+		ids := map[string]bool{}
+		for k, r := range reasoning {
+			if !r.placed && r.sendable && !f.itemIDs[r.id] && !ids[r.id] && r.precedes(&e) {
+				before, ids[r.id] = append(before, k), true
 			}
 		}
+		keep := e.id != "" && !e.lost && !f.itemIDs[e.id] && (e.reasoning == "" || placed[e.reasoning] || ids[e.reasoning])
+		image := e.item.OfImageGenerationCall != nil
+		if image && !keep {
+			continue // the image stays in the message, but not in the request
+		}
+		for _, k := range before {
+			r := &reasoning[k]
+			items, r.placed, placed[r.id], f.itemIDs[r.id] = append(items, r.item), true, true, true
+		}
+		id := ""
+		if keep {
+			id, f.itemIDs[e.id] = e.id, true
+		}
 		switch {
-		case e.item.OfImageGenerationCall != nil && strip[e.key]:
-			// Its ID is required, and the reasoning it came after cannot go:
-			// the image stays in the message, but not in the request.
-		case e.item.OfImageGenerationCall != nil || e.item.OfFunctionCall != nil || e.item.OfCustomToolCall != nil:
+		case image:
 			items = append(items, e.item)
-		case e.key != "" && !strip[e.key]:
-			items = append(items, outputMessage(e.key, e.text, e.content))
+		case e.item.OfFunctionCall != nil:
+			call := *e.item.OfFunctionCall
+			if id != "" {
+				call.ID = openai.String(id)
+			}
+			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &call})
+		case e.item.OfCustomToolCall != nil:
+			call := *e.item.OfCustomToolCall
+			if id != "" {
+				call.ID = openai.String(id)
+			}
+			items = append(items, responses.ResponseInputItemUnionParam{OfCustomToolCall: &call})
+		case id != "":
+			items = append(items, outputMessage(id, e.text, e.content))
 		default:
 			items = append(items, responses.ResponseInputItemParamOfMessage(e.text, responses.EasyInputMessageRoleAssistant))
 		}
 	}
 	return items
+}
+
+// precedes reports whether r goes before e: e is among the items that
+// followed it, or came after it by its record.
+func (r *reasoningOf) precedes(e *entry) bool {
+	return e.key != "" && slices.Contains(r.group, e.key) || e.also != "" && slices.Contains(r.group, e.also) ||
+		e.reasoning != "" && e.reasoning == r.id
 }
 
 // outputMessage returns an output message item of the model's, with its
@@ -251,7 +267,7 @@ func outputMessage(id, text string, recorded any) responses.ResponseInputItemUni
 // callerOf returns the JSON of the caller a tool call keeps, when it is an
 // object with a type.
 func callerOf(tc *nous.ToolCall) (json.RawMessage, bool) {
-	raw, _ := tc.Metadata[metaCaller].(string)
+	raw, _ := tc.Metadata[MetadataCaller].(string)
 	var caller struct{ Type string }
 	if raw == "" || json.Unmarshal([]byte(raw), &caller) != nil || caller.Type == "" {
 		return nil, false

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,41 +19,77 @@ import (
 // Metadata["refusal"] true, its function calls as tool calls with their
 // argument bytes and item IDs, and its reasoning items as thinking parts
 // marked as OpenAI's, with their ID, encrypted content, summary parts and
-// the item that followed them, so that [FillResponses] sends them back in
+// the items that followed them, so that [FillResponses] sends them back in
 // their place; the images its image_generation_call items made as image
 // parts marked as OpenAI's, with their item IDs; its custom tool calls as
-// tool calls whose arguments are {"input": text} (Metadata["openai_custom"]
+// tool calls whose arguments are {"input": text} (Metadata[MetadataCustom]
 // true), which go back as custom tool calls, their results as their
-// outputs. The calls of hosted tools (web search, file search, code
-// interpreter, MCP) are not kept; the client calls a message has no place
-// for (computer, shell, apply patch, MCP approval requests) are kept as
-// their JSON in Metadata["openai_client_items"], for the runtime that runs
-// them, and are not sent back.
-func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
-	m := nous.AssistantMessage("")
+// outputs. Each item that came after a reasoning item records its ID
+// ([MetadataReasoning]). The calls of hosted tools (web search, file
+// search, code interpreter, MCP) are not kept; the client calls a message
+// has no place for (computer, shell, apply patch, MCP approval requests)
+// are kept as their JSON in Metadata[MetadataClientItems], for the runtime
+// that runs them, and are not sent back. Metadata["model"] names the
+// model.
+//
+// A nil response is an error wrapping [ErrNoResponse]; a response whose
+// status is "failed" (its error set), one wrapping [ErrFailed] that quotes
+// the API's error, returned with the response's usage, which is billed all
+// the same. A response whose status is "incomplete" (it stopped at its
+// output limit, or a content filter) is a message of what it made, with
+// the reason in Metadata[MetadataIncompleteReason].
+func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage, error) {
 	if resp == nil {
-		return m, nous.Usage{}
+		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: a nil Responses API response: %w", ErrNoResponse)
+	}
+	u := ResponseUsage(resp.Usage)
+	if resp.Status == responses.ResponseStatusFailed || resp.Error.Code != "" || resp.Error.Message != "" {
+		return nous.Message{}, u, fmt.Errorf("openai: response %q failed: %s: %s: %w", resp.ID, resp.Error.Code, resp.Error.Message, ErrFailed)
+	}
+	m := nous.AssistantMessage("")
+	m.Metadata = map[string]any{"model": resp.Model}
+	if resp.Status == responses.ResponseStatusIncomplete {
+		reason := resp.IncompleteDetails.Reason
+		if reason == "" {
+			reason = "unknown"
+		}
+		m.Metadata[MetadataIncompleteReason] = reason
 	}
 	var texts []nous.ContentPart // one per message item, marked with its ID
 	var thinking, images []nous.ContentPart
 	var order adapt.Order
+	reasons := slices.ContainsFunc(resp.Output, func(o responses.ResponseOutputItemUnion) bool { return o.Type == "reasoning" })
+	after := func(opts map[string]any, k int) { // records the reasoning item output[k] came after
+		for j := k - 1; j >= 0; j-- {
+			if resp.Output[j].Type == "reasoning" {
+				opts[MetadataReasoning] = resp.Output[j].ID
+				return
+			}
+		}
+		if reasons {
+			opts[MetadataReasoning] = "" // none, in a response with reasoning
+		}
+	}
 	for k, item := range resp.Output {
 		switch item.Type {
 		case "message":
 			p, refusal := messagePart(&item)
 			if refusal {
-				metadata(&m)["refusal"] = true
+				m.Metadata["refusal"] = true
 			}
+			after(p.Options, k)
 			texts = append(texts, p)
 			order.Add(item.ID, rankMessage)
 		case "function_call", "custom_tool_call":
-			m.ToolCalls = append(m.ToolCalls, toolCall(&item))
+			tc := toolCall(&item)
+			after(tc.Metadata, k)
+			m.ToolCalls = append(m.ToolCalls, tc)
 			order.Add(item.CallID, rankCall)
 		case "computer_call", "local_shell_call", "shell_call", "apply_patch_call", "mcp_approval_request":
 			// Calls of the client's that a message has no place for: kept
 			// as they came, for the runtime that runs them; never sent back.
-			kept, _ := metadata(&m)[metaClientItems].([]any)
-			m.Metadata[metaClientItems] = append(kept, item.RawJSON())
+			kept, _ := m.Metadata[MetadataClientItems].([]any)
+			m.Metadata[MetadataClientItems] = append(kept, item.RawJSON())
 		case "reasoning":
 			thinking = append(thinking, reasoningPart(resp.Output, k))
 		case "image_generation_call":
@@ -60,25 +97,26 @@ func ResponseMessage(resp *responses.Response) (nous.Message, nous.Usage) {
 				order.Skip(rankImage) // no image, but an item out of place all the same
 				continue
 			}
-			images = append(images, imagePart(&item))
+			p := imagePart(&item)
+			after(p.Options, k)
+			images = append(images, p)
 			order.Add(item.ID, rankImage)
 		}
 	}
 	if len(texts) == 1 && len(thinking) == 0 && len(images) == 0 {
 		m.Content = texts[0].Content
-		metadata(&m)[metaItemID] = texts[0].Options[metaItemID]
-		if content, ok := texts[0].Options[metaContent]; ok {
-			m.Metadata[metaContent] = content
+		m.Metadata[MetadataItemID] = texts[0].Options[MetadataItemID]
+		if content, ok := texts[0].Options[MetadataContent]; ok {
+			m.Metadata[MetadataContent] = content
 		}
 	} else {
 		m.Parts = slices.Concat(thinking, images, texts)
 	}
 	if keys := order.Keys(); keys != nil {
-		metadata(&m)[metaOrder] = keys
+		m.Metadata[MetadataItemOrder] = keys
 	}
-	u := ResponseUsage(resp.Usage)
 	u.ToolCalls = len(m.ToolCalls)
-	return m, u
+	return m, u, nil
 }
 
 // The ranks of output items in the layout [FillResponses] sends without an
@@ -88,14 +126,6 @@ const (
 	rankMessage = 2
 	rankCall    = 3
 )
-
-// metadata returns m's Metadata, made when it has none.
-func metadata(m *nous.Message) map[string]any {
-	if m.Metadata == nil {
-		m.Metadata = map[string]any{}
-	}
-	return m.Metadata
-}
 
 // messagePart returns the text part of a message item, marked with its ID,
 // with its content parts when they are not one output_text without
@@ -114,21 +144,21 @@ func messagePart(item *responses.ResponseOutputItemUnion) (p nous.ContentPart, r
 			refusal = true
 		}
 	}
-	p = nous.ContentPart{Type: nous.PartText, Content: text.String(), Options: map[string]any{metaItemID: item.ID}}
+	p = nous.ContentPart{Type: nous.PartText, Content: text.String(), Options: map[string]any{MetadataItemID: item.ID}}
 	if len(content) > 1 || len(content) == 1 && (item.Content[0].Type != "output_text" || len(item.Content[0].Annotations) > 0) {
-		p.Options[metaContent] = content
+		p.Options[MetadataContent] = content
 	}
 	return p, refusal
 }
 
 // toolCall returns the tool call of a function_call item, its argument
 // bytes ({} for none) as the arguments, or of a custom_tool_call item, its
-// arguments {"input": text} and Metadata["openai_custom"] true.
+// arguments {"input": text} and Metadata[MetadataCustom] true.
 func toolCall(item *responses.ResponseOutputItemUnion) nous.ToolCall {
 	meta := callMetadata(item)
 	if item.Type == "custom_tool_call" {
 		args, _ := json.Marshal(map[string]string{"input": item.Input})
-		meta[metaCustom] = true
+		meta[MetadataCustom] = true
 		return nous.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args, Metadata: meta}
 	}
 	args := json.RawMessage(item.Arguments.OfString)
@@ -142,14 +172,14 @@ func toolCall(item *responses.ResponseOutputItemUnion) nous.ToolCall {
 // custom tool call item: its item ID, and its namespace and caller (the
 // program that made it) when it has them.
 func callMetadata(item *responses.ResponseOutputItemUnion) map[string]any {
-	meta := map[string]any{metaItemID: item.ID}
+	meta := map[string]any{MetadataItemID: item.ID}
 	if item.Namespace != "" {
-		meta[metaNamespace] = item.Namespace
+		meta[MetadataNamespace] = item.Namespace
 	}
 	if raw := item.JSON.Caller.Raw(); raw != "" && raw != "null" {
 		var caller struct{ Type string }
 		if json.Unmarshal([]byte(raw), &caller) == nil && caller.Type != "" {
-			meta[metaCaller] = raw
+			meta[MetadataCaller] = raw
 		}
 	}
 	return meta
@@ -163,7 +193,7 @@ func imagePart(item *responses.ResponseOutputItemUnion) nous.ContentPart {
 		format = "png"
 	}
 	return nous.ContentPart{Type: nous.PartImage, Content: item.Result,
-		Options: map[string]any{optProvider: Provider, "media_type": "image/" + format, metaItemID: item.ID}}
+		Options: map[string]any{nous.OptionProvider: Provider, "media_type": "image/" + format, MetadataItemID: item.ID}}
 }
 
 // ResponseUsage returns the usage of one Responses API response: Requests

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
-	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
 // A Responses custom_tool_call (a custom tool: freeform input, run by the
@@ -16,7 +15,7 @@ import (
 // goes back as a custom_tool_call, its result as a custom_tool_call_output;
 // a computer call, which a message cannot hold, is kept in its Metadata.
 func TestResponsesCustomToolCall(t *testing.T) {
-	m, u := nousopenai.ResponseMessage(responseOf(t, `
+	m, u := read(t, responseOf(t, `
 	{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA1"},
 	{"type":"custom_tool_call","id":"ctc_1","call_id":"call_1","name":"run_sql","input":"SELECT count(*) FROM users","status":"completed"}`))
 	if len(m.ToolCalls) == 0 {
@@ -35,7 +34,7 @@ func TestResponsesCustomToolCall(t *testing.T) {
 	if want := "<nil>:<nil>/<nil> reasoning:<nil>/<nil> custom_tool_call:SELECT count(*) FROM users/<nil> custom_tool_call_output:<nil>/42"; strings.Join(got, " ") != want {
 		t.Errorf("items %q, want %q", strings.Join(got, " "), want)
 	}
-	m, _ = nousopenai.ResponseMessage(responseOf(t, `
+	m, _ = read(t, responseOf(t, `
 	{"type":"computer_call","id":"cu_1","call_id":"call_2","action":{"type":"screenshot"},"pending_safety_checks":[],"status":"completed"}`))
 	if kept, _ := m.Metadata["openai_client_items"].([]any); len(kept) != 1 || !strings.Contains(kept[0].(string), "cu_1") {
 		t.Errorf("the computer call is not kept: %+v", m.Metadata)
@@ -45,7 +44,7 @@ func TestResponsesCustomToolCall(t *testing.T) {
 // A custom tool call of a namespaced tool, made by a program (programmatic
 // tool calling): its namespace and caller go back with it.
 func TestCustomCallNamespaceAndCallerKept(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"custom_tool_call","id":"ctc_1","call_id":"call_1","namespace":"db","name":"run_sql","input":"SELECT 1","caller":{"type":"program","caller_id":"prog_1"},"status":"completed"}`))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "run_sql", "1"))))
@@ -60,7 +59,7 @@ func TestCustomCallNamespaceAndCallerKept(t *testing.T) {
 // A function call of a namespaced tool, made by a program: its namespace
 // and caller go back with it, as a custom call's do.
 func TestFunctionCallNamespaceAndCallerKept(t *testing.T) {
-	m, _ := nousopenai.ResponseMessage(responseOf(t, `
+	m, _ := read(t, responseOf(t, `
 	{"type":"function_call","id":"fc_1","call_id":"call_1","namespace":"db","name":"query","arguments":"{}","caller":{"type":"program","caller_id":"prog_1"},"status":"completed"}`))
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("q")), m, msg(nous.ToolMessage("call_1", "query", "1"))))
