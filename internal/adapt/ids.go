@@ -3,6 +3,7 @@ package adapt
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nous-go/nous"
 )
@@ -74,7 +75,11 @@ func madeUp(id string, taken map[string]bool, valid func(string) bool, max int) 
 		suffix := "_" + strconv.Itoa(n)
 		b := base
 		if max > 0 && len(b)+len(suffix) > max {
-			b = b[:max-len(suffix)]
+			cut := max - len(suffix)
+			for cut > 0 && !utf8.RuneStart(b[cut]) {
+				cut-- // a whole character, or none
+			}
+			b = b[:cut]
 		}
 		if cand := b + suffix; !taken[cand] && valid(cand) {
 			return cand

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/nous-go/nous"
 )
@@ -117,5 +119,15 @@ func TestPairingSaysTheWayOut(t *testing.T) {
 	}
 	if err := Pairing("test", nous.NewContext()); err != nil {
 		t.Errorf("an empty view: %v", err)
+	}
+}
+
+// An ID cut to fit is cut between characters: it stays valid UTF-8.
+func TestCallIDsCutWholeCharacters(t *testing.T) {
+	long := "a" + strings.Repeat("é", 30) // 61 bytes
+	view := []nous.Message{nous.UserMessage("q"), nous.AssistantMessage("", nous.ToolCall{ID: long, Name: "f"}), nous.ToolMessage(long, "f", "1")}
+	got := NewCallIDs(view, func(id string) bool { return id != "" }, 40).Call(1, 0, long)
+	if len(got) > 40 || !utf8.ValidString(got) || !strings.HasPrefix(long, strings.TrimSuffix(got, "_2")) {
+		t.Errorf("a 61-byte ID of two-byte characters, cut to 40: %q", got)
 	}
 }

@@ -33,6 +33,9 @@ func FillChat(params *openai.ChatCompletionNewParams, c *nous.Context) error {
 			out = append(out, msg)
 		}
 	}
+	if len(out) == 0 { // nothing to send: an empty view, or one of blank text only
+		out = append(out, openai.UserMessage(adapt.LeadText))
+	}
 	params.Messages = out
 	return nil
 }

@@ -53,7 +53,9 @@
 //     from another provider (Anthropic's toolu_..., Gemini's) goes as it
 //     is when it fits. The log keeps its IDs.
 //   - Content: no empty or whitespace-only text is sent (a message left
-//     with nothing is not sent; an empty tool result is sent as ""). A
+//     with nothing is not sent; an empty tool result is sent as ""; a
+//     request left with no message at all, an empty view, gets a user
+//     message of the text "Continue.", as the APIs want one). A
 //     tool result's texts (its Content and text parts) go each on a line
 //     of its own. Images are image parts (base64 data as a data URL, made
 //     of Options["media_type"]); files are file parts with their data; a

@@ -38,6 +38,9 @@ func FillResponses(params *responses.ResponseNewParams, c *nous.Context) error {
 		}
 		items = append(items, its...)
 	}
+	if len(items) == 0 { // nothing to send: an empty view, or one of blank text only
+		items = append(items, responses.ResponseInputItemParamOfMessage(adapt.LeadText, responses.EasyInputMessageRoleUser))
+	}
 	params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
 	return nil
 }
