@@ -113,3 +113,27 @@ func (ids *CallIDs) Original(sent string) string {
 	}
 	return sent
 }
+
+// DistinctIDs gives each of calls, a reply's, an ID no other of them has:
+// a call without one, or with one a call before it has (a server that
+// gives none, or the same to parallel calls), gets one made of its own,
+// or of "call", with _2, _3, ... after it. Without it the context would
+// refuse the reply (a call without an ID), or hold one whose results no
+// provider could pair. It returns the indices of the calls it changed.
+func DistinctIDs(calls []nous.ToolCall) []int {
+	taken := map[string]bool{}
+	for _, tc := range calls {
+		taken[tc.ID] = true
+	}
+	seen := map[string]bool{}
+	var changed []int
+	for k := range calls {
+		if id := calls[k].ID; id == "" || seen[id] {
+			calls[k].ID = madeUp(id, taken, func(s string) bool { return s != "" }, 0)
+			taken[calls[k].ID] = true
+			changed = append(changed, k)
+		}
+		seen[calls[k].ID] = true
+	}
+	return changed
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -129,5 +130,30 @@ func TestCallIDsCutWholeCharacters(t *testing.T) {
 	got := NewCallIDs(view, func(id string) bool { return id != "" }, 40).Call(1, 0, long)
 	if len(got) > 40 || !utf8.ValidString(got) || !strings.HasPrefix(long, strings.TrimSuffix(got, "_2")) {
 		t.Errorf("a 61-byte ID of two-byte characters, cut to 40: %q", got)
+	}
+}
+
+func TestDistinctIDs(t *testing.T) {
+	for _, tc := range []struct {
+		in, want []string
+		changed  []int
+	}{
+		{[]string{"a", "b"}, []string{"a", "b"}, nil},
+		{[]string{"call_0", "call_0"}, []string{"call_0", "call_0_2"}, []int{1}},
+		{[]string{"", ""}, []string{"call_2", "call_3"}, []int{0, 1}},
+		{[]string{"x", "x_2", "x"}, []string{"x", "x_2", "x_3"}, []int{2}},
+	} {
+		calls := make([]nous.ToolCall, len(tc.in))
+		for i, id := range tc.in {
+			calls[i] = nous.ToolCall{ID: id, Name: "f"}
+		}
+		changed := DistinctIDs(calls)
+		var got []string
+		for _, c := range calls {
+			got = append(got, c.ID)
+		}
+		if !slices.Equal(got, tc.want) || !slices.Equal(changed, tc.changed) {
+			t.Errorf("DistinctIDs(%q) = %q, changed %v; want %q, %v", tc.in, got, changed, tc.want, tc.changed)
+		}
 	}
 }

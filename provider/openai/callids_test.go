@@ -2,12 +2,16 @@ package openai_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
+	nousopenai "github.com/nous-go/nous/provider/openai"
 )
 
 // callIDView is a view whose call IDs the APIs would refuse as they are:
@@ -190,3 +194,31 @@ func TestReusedItemIDs(t *testing.T) {
 
 // str returns v when it is a string, "" otherwise.
 func str(v any) string { s, _ := v.(string); return s }
+
+// A server that gives parallel calls one ID, or none: ChatMessage gives
+// each call an ID of its own, so the context takes the reply, the tools
+// run, and the next request pairs every result with its call.
+func TestChatMessageDistinctIDs(t *testing.T) {
+	for _, ids := range [][2]string{{"call_0", "call_0"}, {"", ""}} {
+		answer := `{"id":"c","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls",
+			"message":{"role":"assistant","content":null,"tool_calls":[
+			{"id":"` + ids[0] + `","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+			{"id":"` + ids[1] + `","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]}}]}`
+		var resp openai.ChatCompletion
+		must(t, json.Unmarshal([]byte(answer), &resp))
+		m, _, err := nousopenai.ChatMessage(&resp)
+		must(t, err)
+		if a, b := m.ToolCalls[0].ID, m.ToolCalls[1].ID; a == "" || b == "" || a == b {
+			t.Fatalf("IDs %q: the calls got %q and %q", ids, a, b)
+		}
+		c := nous.NewContext()
+		must(t, c.AddMessage(nous.UserMessage("Paris and Rome?")))
+		must(t, c.AddMessage(m))
+		must(t, c.RunToolCalls(context.Background(), m.ToolCalls, func(_ context.Context, rc nous.RunContext) nous.ToolResult {
+			return nous.ToolResult{Content: "sunny"}
+		}))
+		if problem := adapttest.CheckChat(sendChat(t, c)); problem != "" {
+			t.Fatalf("IDs %q: %s", ids, problem)
+		}
+	}
+}

@@ -175,7 +175,10 @@ func chatAssistant(m *nous.Message, i int, ids *adapt.CallIDs) (msg openai.ChatC
 // as tool calls with their argument bytes ({} for none), its custom tool
 // calls as tool calls whose arguments are {"input": text}
 // (Metadata[MetadataCustom] true), Metadata["finish_reason"] and ["model"].
-// A nil response is an error wrapping [ErrNoResponse]; a response without a
+// A call the server gave no ID, or one another call of the response has
+// (OpenAI-compatible servers that do), gets an ID of its own, its own ID or
+// "call" with _2, _3, ... after it, so that the context takes the reply and
+// its results pair. A nil response is an error wrapping [ErrNoResponse]; a response without a
 // choice, one wrapping [ErrNoChoice], returned with the response's usage,
 // which is billed all the same; one with a tool call of another type, one
 // wrapping [ErrUnsupported], with the usage.
@@ -209,6 +212,7 @@ func ChatMessage(resp *openai.ChatCompletion) (nous.Message, nous.Usage, error) 
 		}
 		m.ToolCalls = append(m.ToolCalls, nous.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 	}
+	adapt.DistinctIDs(m.ToolCalls) // a server that gives no ID, or one to several calls
 	u.ToolCalls = len(m.ToolCalls)
 	return m, u, nil
 }
