@@ -93,9 +93,17 @@ func anthropicAnswer(r *rand.Rand, n *counter) string {
 		n.next(), stop, strings.Join(blocks, ","), 10+r.IntN(500), 1+r.IntN(100), r.IntN(50))
 }
 
+// The ways the servers that speak Chat Completions give call IDs.
+const (
+	idsUnique  = iota // OpenAI's: call_ and a unique suffix
+	idsPerTurn        // call_0, call_1, ... every turn
+	idsSame           // one ID for all the calls of a reply
+	idsNone           // no ID at all
+)
+
 // chatAnswer returns a Chat Completions response of an OpenAI-compatible
-// server: some number their calls per turn (call_0, call_1, ...).
-func chatAnswer(r *rand.Rand, n *counter, perTurn bool) string {
+// server that gives call IDs as ids says.
+func chatAnswer(r *rand.Rand, n *counter, ids int) string {
 	msg := map[string]any{"role": "assistant", "content": nil}
 	if r.IntN(3) > 0 {
 		msg["content"] = words[r.IntN(len(words))]
@@ -104,9 +112,14 @@ func chatAnswer(r *rand.Rand, n *counter, perTurn bool) string {
 	var calls []map[string]any
 	for k := range r.IntN(3) {
 		finish = "tool_calls"
-		id := fmt.Sprintf("call_%d", k)
-		if !perTurn {
+		var id string
+		switch ids {
+		case idsUnique:
 			id = fmt.Sprintf("call_%02d", n.next())
+		case idsPerTurn:
+			id = fmt.Sprintf("call_%d", k)
+		case idsSame:
+			id = "call_0"
 		}
 		calls = append(calls, map[string]any{"id": id, "type": "function",
 			"function": map[string]any{"name": tools[r.IntN(len(tools))], "arguments": argumentsText(r)}})

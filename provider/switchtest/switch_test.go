@@ -43,7 +43,7 @@ func replies(t *testing.T, n *counter) []adapttest.Reply {
 			return read(nousanthropic.Message(decode[anthropic.Message](t, anthropicAnswer(r, n))))
 		},
 		func(r *rand.Rand) nous.Message {
-			return read(nousopenai.ChatMessage(decode[openai.ChatCompletion](t, chatAnswer(r, n, r.IntN(2) == 0))))
+			return read(nousopenai.ChatMessage(decode[openai.ChatCompletion](t, chatAnswer(r, n, r.IntN(4)))))
 		},
 		func(r *rand.Rand) nous.Message {
 			return read(nousopenai.ResponseMessage(decode[responses.Response](t, responsesAnswer(r, n))))
