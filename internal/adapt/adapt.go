@@ -130,3 +130,10 @@ func Foreign(p *nous.ContentPart, provider string) bool {
 // turn (its summary a system message), or a view of system messages only
 // (the task in the instructions). The view is not changed.
 const LeadText = "Continue."
+
+// ResultSeparator joins the texts of a tool result (its Content and text
+// parts) for an API that takes one text: each on a line of its own. The
+// parts of a tool's output are chunks a runtime made, which a model reads
+// as lines; servers that take a list of text parts where a string goes
+// join them so too (vLLM's chat templates).
+const ResultSeparator = "\n"

@@ -57,8 +57,9 @@
 //     float64s, so an integer beyond 2^53 reaches the API rounded. A tool
 //     result whose text is a JSON object is the function response itself;
 //     other text is {"output": text}, or {"error": text} for an error
-//     result; several text parts of a result are joined with a blank line
-//     between them. Images and files are inline data (base64, with
+//     result; the texts of a result (its Content and text parts) are
+//     joined each on a line of its own, as the other adapters join them.
+//     Images and files are inline data (base64, with
 //     Options["media_type"]) or file data (a URL, with Options["media_type"],
 //     which the API needs: without it, an error wrapping [ErrUnsupported]
 //     that says so); a tool result's images and files are its function

@@ -309,11 +309,8 @@ func mediaPart(p *nous.ContentPart) (*genai.Part, error) {
 	return nil, fmt.Errorf("a %s part, which a user content cannot hold: %w", p.Type, ErrUnsupported)
 }
 
-// resultSeparator joins the texts of a tool result.
-const resultSeparator = "\n\n"
-
 // functionResponse returns the functionResponse part of a tool message that
-// answers call: its text (its texts joined by a blank line) when that is a
+// answers call: its text (its texts joined by adapt.ResultSeparator, each on a line) when that is a
 // JSON object, {"output": text} otherwise, or {"error": text} for an error
 // result; named after its call, with the call's ID as sent; its images and
 // files as the response's parts.
@@ -340,7 +337,7 @@ func functionResponse(m *nous.Message, call sentCall) (*genai.Part, error) {
 			media = append(media, &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{FileURI: part.FileData.FileURI, MIMEType: part.FileData.MIMEType}})
 		}
 	}
-	text := strings.Join(texts, resultSeparator)
+	text := strings.Join(texts, adapt.ResultSeparator)
 	var response map[string]any
 	key := "output"
 	if m.IsError() {

@@ -37,15 +37,15 @@ func TestTextAfterResults(t *testing.T) {
 	}
 }
 
-// A tool result of several text parts: their texts are one output, a blank
-// line between them, not run together.
+// A tool result of several text parts: their texts are one output, each
+// on a line of its own, not run together.
 func TestResultTextsJoined(t *testing.T) {
 	c := nous.NewContext()
 	must(t, c.AddMessages(msg(nous.UserMessage("Read both files.")),
 		msg(nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "read"})),
 		msg(nous.Message{Role: nous.RoleTool, ToolCallID: "c1", Name: "read", Content: "a.txt:",
 			Parts: []nous.ContentPart{nous.TextPart("first file"), nous.TextPart(""), nous.TextPart("second file")}})))
-	if got := outputs(t, send(t, c), 2); len(got) != 1 || got[0] != "a.txt:\n\nfirst file\n\nsecond file" {
+	if got := outputs(t, send(t, c), 2); len(got) != 1 || got[0] != "a.txt:\nfirst file\nsecond file" {
 		t.Errorf("output %q", got)
 	}
 }

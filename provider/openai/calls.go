@@ -81,5 +81,5 @@ func resultText(m *nous.Message) string {
 			texts = append(texts, p.Content)
 		}
 	}
-	return strings.Join(texts, "\n")
+	return strings.Join(texts, adapt.ResultSeparator)
 }
