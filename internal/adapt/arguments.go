@@ -26,3 +26,17 @@ func Object(args json.RawMessage) json.RawMessage {
 	out, _ := json.Marshal(map[string]string{InvalidArgumentsKey: string(args)}) // a map of strings always encodes
 	return out
 }
+
+// UnnamedTool is the name an adapter sends for a call that has none (a
+// server that left it out, a stream cut before it came): the APIs refuse a
+// call without a name, and the model sees the error result its runtime
+// gave such a call. The log keeps the call as it came.
+const UnnamedTool = "unnamed_tool"
+
+// Name returns the name to send for a call named name.
+func Name(name string) string {
+	if name == "" {
+		return UnnamedTool
+	}
+	return name
+}

@@ -12,6 +12,7 @@ import (
 
 type anthropicBlock struct {
 	Type      string          `json:"type"`
+	Name      string          `json:"name"`
 	Text      string          `json:"text"`
 	ID        string          `json:"id"`
 	ToolUseID string          `json:"tool_use_id"`
@@ -27,7 +28,8 @@ var anthropicID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 // by the tool_result blocks that open the next user message, one per call,
 // and no tool_result anywhere else; thinking only first in an assistant
 // message; with thinking on, a tool loop's final assistant message opens
-// with thinking.
+// with thinking; calls with names; no final assistant message but a turn
+// the API paused (a server tool's), and none that ends in white space.
 func CheckAnthropic(body []byte) string {
 	var req struct {
 		System   []anthropicBlock `json:"system"`
@@ -82,6 +84,9 @@ func CheckAnthropic(body []byte) string {
 					return fmt.Sprintf("message %d: tool_use ID %q used twice or not of the API's form", i, b.ID)
 				}
 				ids[b.ID] = true
+				if b.Name == "" {
+					return fmt.Sprintf("message %d: tool_use %s without a name", i, b.ID)
+				}
 				if !isObject(b.Input) {
 					return fmt.Sprintf("message %d: tool_use %s has input %s, not an object", i, b.ID, b.Input)
 				}
@@ -107,6 +112,15 @@ func CheckAnthropic(body []byte) string {
 		return "tool_use blocks left unanswered"
 	}
 	last := req.Messages[len(req.Messages)-1]
+	if last.Role == "assistant" {
+		paused := false
+		for _, b := range last.Content {
+			paused = paused || b.Type == "server_tool_use"
+		}
+		if b := last.Content[len(last.Content)-1]; !paused || b.Type == "text" && strings.TrimRight(b.Text, " \t\n\r") != b.Text {
+			return "the messages end with an assistant message the API did not pause, or one that ends in white space"
+		}
+	}
 	if req.Thinking.Type != "" && req.Thinking.Type != "disabled" && lastAssistant >= 0 && last.Content[0].Type == "tool_result" {
 		if t := req.Messages[lastAssistant].Content[0].Type; t != "thinking" && t != "redacted_thinking" {
 			return fmt.Sprintf("thinking is on and the tool loop's final assistant message %d opens with %s", lastAssistant, t)
@@ -128,6 +142,7 @@ func CheckChat(body []byte) string {
 			ToolCalls  []struct {
 				ID       string `json:"id"`
 				Function struct {
+					Name      string  `json:"name"`
 					Arguments *string `json:"arguments"`
 				} `json:"function"`
 				Custom *struct {
@@ -164,6 +179,9 @@ func CheckChat(body []byte) string {
 				return fmt.Sprintf("message %d: call ID %q empty or used twice", i, tc.ID)
 			}
 			ids[tc.ID] = true
+			if tc.Custom == nil && tc.Function.Name == "" {
+				return fmt.Sprintf("message %d: call %s without a name", i, tc.ID)
+			}
 			if tc.Function.Arguments == nil && tc.Custom == nil {
 				return fmt.Sprintf("message %d: call %s without arguments", i, tc.ID)
 			}
@@ -269,7 +287,8 @@ type geminiPart struct {
 // a user content; no empty content, no blank text; a model content with
 // function calls after a user content; its calls answered by the
 // functionResponse parts of the next content, in their order and by name
-// (and ID when the call has one); no ID the API did not give (given says);
+// (and ID when the call has one); calls with names; the last content a
+// user's; no ID the API did not give (given says);
 // in the current turn (after the last user text), the first call of each
 // model content with a thought signature.
 func CheckGemini(given func(id string) bool) func(body []byte) string {
@@ -299,6 +318,9 @@ func CheckGemini(given func(id string) bool) func(body []byte) string {
 				case p.FunctionCall != nil:
 					if c.Role != "model" {
 						return fmt.Sprintf("content %d: a functionCall in a %s content", i, c.Role)
+					}
+					if p.FunctionCall.Name == "" {
+						return fmt.Sprintf("content %d: a functionCall without a name", i)
 					}
 					if p.FunctionCall.ID != "" && !given(p.FunctionCall.ID) {
 						return fmt.Sprintf("content %d: functionCall ID %q, which the API did not give", i, p.FunctionCall.ID)
@@ -333,6 +355,9 @@ func CheckGemini(given func(id string) bool) func(body []byte) string {
 		}
 		if len(open) > 0 {
 			return "function calls left unanswered"
+		}
+		if req.Contents[len(req.Contents)-1].Role != "user" {
+			return "the contents end with a model content"
 		}
 		for i := turn; i < len(req.Contents); i++ {
 			for _, p := range req.Contents[i].Parts {

@@ -66,6 +66,12 @@
 //     system blocks, so that the assistant's turn comes first), one whose
 //     summary was the assistant's, or a view of system messages only (the
 //     task is in the instructions). The view is not changed.
+//   - Last message: a request that ends with the assistant's turn (a runtime
+//     that asks again after the model's answer) gets a user message holding
+//     "Continue." after it: the API refuses a final assistant message that
+//     ends in white space, as other providers' answers often do, and recent
+//     models refuse any (they take no prefill). A turn the API paused
+//     (stop_reason "pause_turn") goes last, as the API goes on with it.
 //   - Calls: tool_use IDs must be unique in a request and made of letters,
 //     digits, _ and - (the API's pattern ^[a-zA-Z0-9_-]+$; it documents no
 //     length limit). A call whose ID is not of that form ("functions.f:0"),
@@ -106,7 +112,13 @@
 //     Messages that Fill sets, and so the caller should fill a fresh copy of
 //     its base params for each request. The models whose thinking cannot be
 //     turned off (Claude Opus 5.5, Claude Fable 5 and Claude Mythos 5 and
-//     their point releases) keep params.Thinking as it is.
+//     their point releases) keep params.Thinking as it is, and that final
+//     step goes as text instead: its tool_use blocks as text blocks,
+//     "[tool call <name> <input>, id <id>]", and the tool_result blocks that
+//     answer them as text blocks opening the user message, "[tool result of
+//     <name>, id <id>: <text>]" ("tool error" for an error result), their
+//     images and documents after them; so the request opens a new turn,
+//     which the API takes with thinking on. The view is not changed.
 //
 // # Compaction
 //

@@ -107,7 +107,7 @@ func toolUses(m *nous.Message, i int, ids *adapt.CallIDs) ([]anthropic.ContentBl
 // arguments as an object (adapt.Object), with the caller (the code that made
 // the call) and the toolset its Metadata keeps.
 func toolUse(tc *nous.ToolCall, id string) (anthropic.ContentBlockParamUnion, error) {
-	block := anthropic.NewToolUseBlock(id, adapt.Object(tc.Arguments), tc.Name)
+	block := anthropic.NewToolUseBlock(id, adapt.Object(tc.Arguments), adapt.Name(tc.Name))
 	if caller, _ := tc.Metadata[MetadataCaller].(string); caller != "" {
 		var c struct{ Type string }
 		if json.Unmarshal([]byte(caller), &c) != nil || c.Type == "" {

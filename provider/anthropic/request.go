@@ -90,8 +90,9 @@ func Fill(params *anthropic.MessageNewParams, c *nous.Context) error {
 	}
 	b.answeredOnly()
 	b.leadWithUser()
-	thinking, output := thinkingFor(params, b.messages)
-	params.System, params.Messages = b.system, b.messages
+	b.endWithUser()
+	thinking, output, msgs := thinkingFor(params, b.messages)
+	params.System, params.Messages = b.system, msgs
 	params.Thinking, params.OutputConfig = thinking, output
 	return nil
 }
@@ -232,6 +233,18 @@ func refers(block anthropic.ContentBlockParamUnion) []string {
 func (b *builder) leadWithUser() {
 	if len(b.messages) == 0 || b.messages[0].OfUser == nil {
 		b.messages = slices.Insert(b.messages, 0, anthropic.NewUserMessage(anthropic.NewTextBlock(adapt.LeadText)))
+	}
+}
+
+// endWithUser puts a user message holding adapt.LeadText last when the
+// messages end with an assistant turn the API did not pause: a runtime
+// that sends after the model's answer wants another, and the API refuses a
+// final assistant message that ends in white space, and, on recent models,
+// any (they take no prefill). A paused turn goes last, as the API goes on
+// with it.
+func (b *builder) endWithUser() {
+	if n := len(b.messages); n > 0 && b.messages[n-1].OfAssistant != nil && !b.paused {
+		b.messages = append(b.messages, anthropic.NewUserMessage(anthropic.NewTextBlock(adapt.LeadText)))
 	}
 }
 

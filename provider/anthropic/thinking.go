@@ -3,11 +3,15 @@ package anthropic
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ThinkingPart returns a thinking part that [Fill] sends back as the
@@ -59,20 +63,23 @@ func thinkingBlock(p *nous.ContentPart) (block anthropic.ContentBlockParamUnion,
 // not start with thinking, which the API refuses with thinking on; and
 // params.Thinking may be on (enabled, adaptive, or left out, which recent
 // models take as on). A turn runs in one thinking mode: that turn began
-// without thinking that goes back. It changes nothing of params.
-func thinkingFor(params *anthropic.MessageNewParams, msgs []anthropic.MessageParam) (anthropic.ThinkingConfigParamUnion, anthropic.OutputConfigParam) {
+// without thinking that goes back. On a model whose thinking cannot be
+// turned off, thinking stays on and the step goes as text instead
+// ([stepAsText]). It changes nothing of params, and returns the messages
+// to send.
+func thinkingFor(params *anthropic.MessageNewParams, msgs []anthropic.MessageParam) (anthropic.ThinkingConfigParamUnion, anthropic.OutputConfigParam, []anthropic.MessageParam) {
 	thinking, output := params.Thinking, params.OutputConfig
 	if !openWithoutThinking(msgs) || thinking.OfDisabled != nil || thinking.OfBetweenTools != nil {
-		return thinking, output
+		return thinking, output, msgs
 	}
 	off, ok := offFor(params.Model)
-	if !ok {
-		return thinking, output
+	if !ok { // thinking stays on: the step goes as text
+		return thinking, output, stepAsText(msgs)
 	}
 	if output.Effort == anthropic.OutputConfigEffortXhigh || output.Effort == anthropic.OutputConfigEffortMax {
 		output.Effort = anthropic.OutputConfigEffortHigh // the most the API takes with thinking off
 	}
-	return off, output
+	return off, output, msgs
 }
 
 // openWithoutThinking reports whether msgs end in an open tool loop whose
@@ -104,4 +111,58 @@ func offFor(model anthropic.Model) (anthropic.ThinkingConfigParamUnion, bool) {
 		return anthropic.ThinkingConfigParamUnion{}, false
 	}
 	return anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}, true
+}
+
+// stepAsText returns msgs, which end in an open tool loop whose final
+// assistant message does not start with thinking, with that step as text,
+// for a model whose thinking cannot be turned off: the final assistant
+// message's tool_use blocks become text blocks naming each call and its
+// input, and the tool_result blocks that open the last message text blocks
+// of their results (their images and documents kept after them), so that
+// the request opens a new turn, which the API takes with thinking on. The
+// messages are new; msgs is not changed.
+func stepAsText(msgs []anthropic.MessageParam) []anthropic.MessageParam {
+	out := slices.Clone(msgs)
+	n := len(out)
+	call := map[string]string{} // the name of each call of the step, by its ID
+	var turn []anthropic.ContentBlockParamUnion
+	for _, b := range out[n-2].OfAssistant.Content {
+		if u := b.OfToolUse; u != nil {
+			input, _ := json.Marshal(u.Input) // an input Fill made: it encodes
+			call[u.ID] = u.Name
+			b = anthropic.NewTextBlock(fmt.Sprintf("[tool call %s %s, id %s]", u.Name, input, u.ID))
+		}
+		turn = append(turn, b)
+	}
+	var results []anthropic.ContentBlockParamUnion
+	for _, b := range out[n-1].OfUser.Content {
+		r := b.OfToolResult
+		if r == nil {
+			results = append(results, b)
+			continue
+		}
+		var texts []string
+		var media []anthropic.ContentBlockParamUnion
+		for _, c := range r.Content {
+			switch {
+			case c.OfText != nil:
+				texts = append(texts, c.OfText.Text)
+			case c.OfImage != nil:
+				media = append(media, anthropic.ContentBlockParamUnion{OfImage: c.OfImage})
+			case c.OfDocument != nil:
+				media = append(media, anthropic.ContentBlockParamUnion{OfDocument: c.OfDocument})
+			}
+		}
+		what := "result"
+		if r.IsError.Value {
+			what = "error"
+		}
+		text := fmt.Sprintf("[tool %s of %s, id %s: %s]", what, call[r.ToolUseID], r.ToolUseID, strings.Join(texts, adapt.ResultSeparator))
+		results = append(append(results, anthropic.NewTextBlock(text)), media...)
+	}
+	assistant, user := *out[n-2].OfAssistant, *out[n-1].OfUser
+	assistant.Content, user.Content = turn, results
+	out[n-2] = anthropic.MessageParam{OfAssistant: &assistant}
+	out[n-1] = anthropic.MessageParam{OfUser: &user}
+	return out
 }

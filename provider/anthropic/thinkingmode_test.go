@@ -7,6 +7,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
@@ -92,5 +93,71 @@ func TestOneThinkingModePerTurn(t *testing.T) {
 				t.Errorf("Fill changed the base params through its copy: %s, was %s", after, before)
 			}
 		})
+	}
+}
+
+// On a model whose thinking cannot be turned off, the open loop's final
+// step that came without thinking goes as text: the calls as text in the
+// assistant's turn, their results as text opening the user message, so
+// the request opens a new turn, which the API takes with thinking on.
+func TestStepAsTextWhereThinkingStaysOn(t *testing.T) {
+	weather := nous.ToolCall{ID: "call_0", Name: "weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather in Paris?")), msg(nous.AssistantMessage("Let me look.", weather)),
+		msg(nous.ToolErrorMessage("call_0", "weather", "the service is down"))))
+	for _, model := range []anthropic.Model{anthropic.ModelClaudeOpus5_5, "claude-fable-5-2"} {
+		body := sendWith(t, anthropic.MessageNewParams{Model: model, MaxTokens: 4096, Thinking: adaptive()}, c)
+		if problem := adapttest.CheckAnthropic(body); problem != "" {
+			t.Fatalf("%s: %s\n%s", model, problem, body)
+		}
+		var sent struct {
+			Thinking json.RawMessage `json:"thinking"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []struct{ Type, Text string }
+			} `json:"messages"`
+		}
+		must(t, json.Unmarshal(body, &sent))
+		m := sent.Messages
+		if !sameJSON(t, sent.Thinking, []byte(`{"type":"adaptive","display":"summarized"}`)) || len(m) != 3 ||
+			m[1].Content[1].Text != `[tool call weather {"city":"Paris"}, id call_0]` ||
+			m[2].Content[0].Text != "[tool error of weather, id call_0: the service is down]" {
+			t.Errorf("%s: sent %s", model, body)
+		}
+	}
+	if c.Log().Len() != 3 || c.Messages()[1].ToolCalls[0].ID != "call_0" {
+		t.Error("the view changed")
+	}
+}
+
+// A view that ends with the assistant's answer gets a user message,
+// Continue., after it: the API refuses a final assistant message that ends
+// in white space (another provider's answer often does), and recent models
+// any. A turn the API paused goes last, as the API goes on with it.
+func TestEndsWithUser(t *testing.T) {
+	answered := nous.NewContext()
+	must(t, answered.AddMessages(msg(nous.UserMessage("Weather?")), msg(nous.AssistantMessage("It is sunny.\n"))))
+	paused := nous.NewContext()
+	must(t, paused.AddMessage(msg(nous.UserMessage("Search the web."))))
+	m, _, err := nousanthropic.Message(decode(t, `{"id":"m","type":"message","role":"assistant","model":"claude-test","stop_reason":"pause_turn","content":[
+	{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"weather"}}],"usage":{}}`))
+	must(t, err)
+	must(t, paused.AddMessage(m))
+	for _, tc := range []struct {
+		name string
+		c    *nous.Context
+		last string
+	}{{"answered", answered, "user"}, {"paused", paused, "assistant"}} {
+		var sent struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []struct{ Text string }
+			} `json:"messages"`
+		}
+		must(t, json.Unmarshal(send(t, tc.c), &sent))
+		last := sent.Messages[len(sent.Messages)-1]
+		if last.Role != tc.last || tc.last == "user" && last.Content[0].Text != "Continue." {
+			t.Errorf("%s: the request ends with %+v", tc.name, last)
+		}
 	}
 }

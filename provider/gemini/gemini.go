@@ -33,8 +33,12 @@
 //     (a view of system messages only, the task in the instructions; a
 //     compacted view whose summary went into the system instruction, or is
 //     the model's, and that goes on with the model's turn), a user content
-//     of the text "Continue." is sent first; the view is not changed. Consecutive messages of one role are one content, except that
-//     a user content of function responses holds nothing else: a user
+//     of the text "Continue." is sent first; and when they end with a model
+//     content (a runtime that asks again after the model's answer), one of
+//     the same text is sent last, as recent models refuse a request that
+//     ends with a model turn (they take no prefill). The view is not
+//     changed. Consecutive messages of one role are one content, except
+//     that a user content of function responses holds nothing else: a user
 //     message, or a later system message, that follows the results is a
 //     user content of its own, which begins a new turn (Gemini 3 models read
 //     text after the responses in their content as more of the results, and
@@ -89,7 +93,9 @@
 //     other providers, and ReasoningContent, are dropped.
 //
 // [Message] gives function calls without an ID one (the API may leave it
-// out), so that their results can be paired. The images and files a model
+// out), and a call whose ID a call before it in the response has an ID of
+// its own (its own with _2, _3, ... after it), so that their results can be
+// paired. The images and files a model
 // makes are image and file parts of the message (inline data as base64 with
 // Options["media_type"], file data as a URL part), and a model turn sends
 // such parts back as inline or file data, signatures on them. Parts the

@@ -3,6 +3,7 @@ package gemini_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapttest"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
 )
 
@@ -156,5 +158,40 @@ func TestModelTurnFirst(t *testing.T) {
 	must(t, nousgemini.Fill(&p, c))
 	if p.Model != "gemini-test" || p.Contents[0].Role != genai.RoleUser || p.Contents[0].Parts[0].Text != lead || p.Contents[1].Parts[0].FunctionCall == nil {
 		t.Errorf("params %+v", p)
+	}
+}
+
+// A view that ends with the model's answer gets a user content,
+// Continue., after it: recent models refuse a request that ends with a
+// model turn.
+func TestEndsWithUser(t *testing.T) {
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Weather?")), msg(nous.AssistantMessage("It is sunny.\n"))))
+	w := decodeBody(t, send(t, c))
+	last := w.Contents[len(w.Contents)-1]
+	if len(w.Contents) != 3 || last.Role != genai.RoleUser || last.Parts[0].Text != "Continue." {
+		t.Errorf("the request ends with %+v", last)
+	}
+}
+
+// A response whose parallel calls have one ID: each call gets an ID of its
+// own, so that their results pair; the first, Gemini's, is sent with it,
+// the other without one.
+func TestRepeatedCallIDs(t *testing.T) {
+	var resp genai.GenerateContentResponse
+	must(t, json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[
+		{"functionCall":{"id":"g1","name":"weather","args":{"city":"Paris"}},"thoughtSignature":"c2ln"},
+		{"functionCall":{"id":"g1","name":"weather","args":{"city":"Rome"}}}]},"finishReason":"STOP"}]}`), &resp))
+	m, _, err := nousgemini.Message(&resp)
+	must(t, err)
+	if a, b := m.ToolCalls[0].ID, m.ToolCalls[1].ID; a != "g1" || b == "" || b == a {
+		t.Fatalf("the calls got IDs %q and %q", a, b)
+	}
+	c := nous.NewContext()
+	must(t, c.AddMessages(msg(nous.UserMessage("Paris and Rome?")), m))
+	must(t, c.RunToolCalls(context.Background(), m.ToolCalls, func(context.Context, nous.RunContext) nous.ToolResult { return nous.ToolResult{Content: "sunny"} }))
+	body := send(t, c)
+	if problem := adapttest.CheckGemini(func(id string) bool { return id == "g1" })(body); problem != "" {
+		t.Fatalf("%s\n%s", problem, body)
 	}
 }

@@ -145,7 +145,7 @@ func functionCall(tc *nous.ToolCall) (*genai.Part, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &genai.Part{FunctionCall: &genai.FunctionCall{ID: geminiID(tc), Name: tc.Name, Args: args}, ThoughtSignature: sig}, nil
+	return &genai.Part{FunctionCall: &genai.FunctionCall{ID: geminiID(tc), Name: adapt.Name(tc.Name), Args: args}, ThoughtSignature: sig}, nil
 }
 
 func isNil(p *genai.Part) bool { return p == nil }

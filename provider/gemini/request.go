@@ -127,6 +127,11 @@ func build(c *nous.Context) ([]*genai.Content, *genai.Content, error) {
 		lead := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: adapt.LeadText}}}
 		contents = append([]*genai.Content{lead}, contents...)
 	}
+	if contents[len(contents)-1].Role == genai.RoleModel {
+		// a runtime that asks again after the model's answer: recent models
+		// refuse a request that ends with a model turn (they take no prefill)
+		contents = append(contents, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: adapt.LeadText}}})
+	}
 	signCurrentTurn(contents)
 	if len(system) == 0 {
 		return contents, nil, nil
@@ -158,7 +163,7 @@ type sentCalls map[string]sentCall
 // add records the calls of m, an assistant message, counting them in made.
 func (s sentCalls) add(m *nous.Message, made *int) {
 	for _, tc := range m.ToolCalls {
-		s[tc.ID] = sentCall{name: tc.Name, id: geminiID(&tc), place: *made}
+		s[tc.ID] = sentCall{name: adapt.Name(tc.Name), id: geminiID(&tc), place: *made}
 		*made++
 	}
 }

@@ -72,7 +72,8 @@ func Message(resp *genai.GenerateContentResponse) (nous.Message, nous.Usage, err
 				return nous.Message{}, nous.Usage{}, err
 			}
 			m.ToolCalls = append(m.ToolCalls, tc)
-			order.Add(kindCall+":"+tc.ID, rankOf(kind))
+			adapt.DistinctIDs(m.ToolCalls) // an ID a call before it has: its own, so that results pair
+			order.Add(kindCall+":"+m.ToolCalls[len(m.ToolCalls)-1].ID, rankOf(kind))
 		case kindKept:
 			raw, err := json.Marshal(p)
 			if err != nil {

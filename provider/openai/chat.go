@@ -155,12 +155,12 @@ func chatAssistant(m *nous.Message, i int, ids *adapt.CallIDs) (msg openai.ChatC
 		id := ids.Call(i, k, tc.ID)
 		if isCustom(&tc) {
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfCustom: &openai.ChatCompletionMessageCustomToolCallParam{
-				ID: id, Custom: openai.ChatCompletionMessageCustomToolCallCustomParam{Name: tc.Name, Input: customInput(&tc)},
+				ID: id, Custom: openai.ChatCompletionMessageCustomToolCallCustomParam{Name: adapt.Name(tc.Name), Input: customInput(&tc)},
 			}})
 			continue
 		}
 		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-			ID: id, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: arguments(&tc)},
+			ID: id, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: adapt.Name(tc.Name), Arguments: arguments(&tc)},
 		}})
 	}
 	if a.Content.OfString.Valid() || len(a.Content.OfArrayOfContentParts) > 0 || len(a.ToolCalls) > 0 {

@@ -137,7 +137,7 @@ func (f *responsesFill) callEntries(m *nous.Message, i int) []entry {
 // functionCall returns the function_call item of a tool call, under the
 // call ID callID, without its item ID, with its namespace and caller.
 func functionCall(tc *nous.ToolCall, callID string) responses.ResponseInputItemUnionParam {
-	call := responses.ResponseFunctionToolCallParam{CallID: callID, Name: tc.Name, Arguments: arguments(tc)}
+	call := responses.ResponseFunctionToolCallParam{CallID: callID, Name: adapt.Name(tc.Name), Arguments: arguments(tc)}
 	if ns, _ := tc.Metadata[MetadataNamespace].(string); ns != "" {
 		call.Namespace = openai.String(ns)
 	}
@@ -151,7 +151,7 @@ func functionCall(tc *nous.ToolCall, callID string) responses.ResponseInputItemU
 // under the call ID callID, without its item ID, with its namespace and
 // caller.
 func customCall(tc *nous.ToolCall, callID string) responses.ResponseInputItemUnionParam {
-	call := responses.ResponseCustomToolCallParam{CallID: callID, Name: tc.Name, Input: customInput(tc)}
+	call := responses.ResponseCustomToolCallParam{CallID: callID, Name: adapt.Name(tc.Name), Input: customInput(tc)}
 	if ns, _ := tc.Metadata[MetadataNamespace].(string); ns != "" {
 		call.Namespace = openai.String(ns)
 	}

@@ -15,7 +15,7 @@ import (
 
 var (
 	tools = []string{"get_weather", "read_file", "search"}
-	words = []string{"Paris", "sunny", "It is 21°C.", "Let me check.", "résumé é", "Done."}
+	words = []string{"Paris", "sunny", "It is 21°C.", "Let me check.", "résumé é", "Done.", "It is sunny.\n"}
 )
 
 // object returns the JSON of a tool call's input: an object, mostly.
@@ -121,8 +121,12 @@ func chatAnswer(r *rand.Rand, n *counter, ids int) string {
 		case idsSame:
 			id = "call_0"
 		}
+		name := tools[r.IntN(len(tools))]
+		if r.IntN(15) == 0 {
+			name = "" // a server that left it out
+		}
 		calls = append(calls, map[string]any{"id": id, "type": "function",
-			"function": map[string]any{"name": tools[r.IntN(len(tools))], "arguments": argumentsText(r)}})
+			"function": map[string]any{"name": name, "arguments": argumentsText(r)}})
 	}
 	if calls != nil {
 		msg["tool_calls"] = calls
@@ -184,6 +188,9 @@ func geminiAnswer(r *rand.Rand, n *counter) string {
 		call := map[string]any{"name": tools[r.IntN(len(tools))], "args": object(r)}
 		if withIDs {
 			id := fmt.Sprint("gem-", n.next())
+			if k > 0 && r.IntN(8) == 0 {
+				id = fmt.Sprint("gem-", n.n-1) // the ID of the call before it
+			}
 			n.gemini[id] = true
 			call["id"] = id
 		}
