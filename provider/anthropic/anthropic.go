@@ -72,6 +72,10 @@
 //     ends in white space, as other providers' answers often do, and recent
 //     models refuse any (they take no prefill). A turn the API paused
 //     (stop_reason "pause_turn") goes last, as the API goes on with it.
+//   - Names: a call without a name (a server that left it out, a stream
+//     cut before it came) is sent as "unnamed_tool", as the API refuses a
+//     call without one; the model sees the error result its runtime gave
+//     the call. The log keeps the call as it came.
 //   - Calls: tool_use IDs must be unique in a request and made of letters,
 //     digits, _ and - (the API's pattern ^[a-zA-Z0-9_-]+$; it documents no
 //     length limit). A call whose ID is not of that form ("functions.f:0"),

@@ -43,6 +43,10 @@
 //     user content of its own, which begins a new turn (Gemini 3 models read
 //     text after the responses in their content as more of the results, and
 //     answer nothing, or refuse the request).
+//   - Names: a call without a name (a server that left it out, a stream
+//     cut before it came) is sent as "unnamed_tool", as the API refuses a
+//     call without one; the model sees the error result its runtime gave
+//     the call. The log keeps the call as it came.
 //   - Call IDs: a function call and its response carry the ID Gemini gave
 //     the call, which [Message] records in the call's
 //     Metadata[MetadataCallID], and no other: not the ID Message made up for

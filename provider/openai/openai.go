@@ -42,6 +42,10 @@
 //     {"input": text}, or, when they are of another shape, with their text
 //     as its input (free text, which the API takes whatever it holds). The
 //     log keeps the arguments as they came.
+//   - Names: a call without a name (a server that left it out, a stream
+//     cut before it came) is sent as "unnamed_tool", as the API refuses a
+//     call without one; the model sees the error result its runtime gave
+//     the call. The log keeps the call as it came.
 //   - Call IDs: each call goes under its own ID, unless a call before it in
 //     the view has it (a server that numbers its calls per turn, call_0
 //     each time; the APIs, or the servers that speak them, refuse an ID
