@@ -104,22 +104,20 @@ func checkCompaction(orig, got []nous.Message, p nous.CompactPlan, keep int, spl
 	if hi < len(orig) && orig[hi].Role == nous.RoleTool {
 		return "the kept suffix starts with a tool message"
 	}
-	// Each answered call and its results: all in the range or none.
+	// Each answered call and its results: all in the range or none. A
+	// result answers the last call before it with its ID (a server that
+	// numbers calls per turn uses call_0 each turn).
 	callAt := map[string]int{}
-	for i, m := range orig {
-		for _, tc := range m.ToolCalls {
-			if _, ok := callAt[tc.ID]; !ok {
-				callAt[tc.ID] = i
-			}
-		}
-	}
 	inRange := func(i int) bool { return i >= lo && i < hi }
 	for i, m := range orig {
+		for _, tc := range m.ToolCalls {
+			callAt[tc.ID] = i
+		}
 		if m.Role != nous.RoleTool {
 			continue
 		}
 		at, ok := callAt[m.ToolCallID]
-		if !ok || at > i {
+		if !ok {
 			continue // a ghost result
 		}
 		if inRange(at) != inRange(i) {

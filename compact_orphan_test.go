@@ -13,15 +13,20 @@ import (
 // call kept, and a call kept has its results kept. It returns what breaks
 // it, or "".
 func orphanCheck(orig, got []nous.Message) string {
-	callAt := map[string]int{}
+	callAt, calls := map[string]int{}, map[string]int{}
 	for i, m := range orig {
 		for _, tc := range m.ToolCalls {
 			callAt[tc.ID] = i
+			calls[tc.ID]++
 		}
 	}
-	// An ID with a result before any call of it (a ghost) is ambiguous by
-	// ID alone: its results are not checked.
+	// An ID with a result before any call of it (a ghost), or that several
+	// calls have (call_0 every turn), is ambiguous by ID alone: its results
+	// are not checked (the model test pairs them by place).
 	ghost := map[string]bool{}
+	for id, n := range calls {
+		ghost[id] = n > 1
+	}
 	for i, m := range orig {
 		if at, ok := callAt[m.ToolCallID]; m.Role == nous.RoleTool && (!ok || at > i || slices.IndexFunc(orig[:i], func(o nous.Message) bool {
 			return slices.ContainsFunc(o.ToolCalls, func(tc nous.ToolCall) bool { return tc.ID == m.ToolCallID })
