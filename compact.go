@@ -19,6 +19,15 @@ import (
 const MetadataSummary = "compaction_summary"
 
 // Summarizer writes the message that replaces a compacted range.
+//
+// The summary's role matters to the providers: a user message
+// ([SummaryMessage] makes one) is sent as it is by every adapter, and is the
+// role to prefer. A system summary at the head of the view joins the
+// system instruction (Anthropic, Gemini), after the overlay, and the view
+// then goes on with the assistant's turn, which those adapters send after a
+// user message "Continue."; an assistant summary is sent so too. Each
+// provider module offers a summarizer built on its SDK client
+// (NewSummarizer), which writes a user summary and reports its usage.
 type Summarizer interface {
 	// Summarize returns the summary of dropped, its own copy of the range
 	// the compaction replaces. It may take long and run on any goroutine:
@@ -143,6 +152,15 @@ func WithSplitActiveTurn(on bool) CompactOption {
 // but not the target, the plan fits the budget. tokens < 1 (the default)
 // means the budget; [Context.ApplyCompaction] checks the real summary
 // against the budget.
+//
+// Half the budget is a good target: each compaction then frees half the
+// window, so the summarizer runs once every budget/(2g) turns, and the
+// half kept holds the recent turns word for word, which a model follows
+// better than a summary. Without a target every request over the budget
+// calls the summarizer again (each compaction frees only what that
+// request needed). Claude Code compacts when the window is nearly full,
+// down to a summary; LangChain's summarization middleware has a trigger
+// and a size to keep: the budget and the target are those two numbers.
 func WithTarget(tokens int) CompactOption {
 	return func(o *compactConfig) { o.target = tokens }
 }
