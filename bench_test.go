@@ -693,7 +693,8 @@ func BenchmarkFloorJSON(b *testing.B) {
 // BenchmarkPlanCompaction plans the compaction of a view of 100,000
 // messages after one message was added since the last plan, against one
 // walk of the view with All (FloorPlanWalk): the target is at most twice the
-// walk plus counting the one new message.
+// walk plus counting the one new message, with pruning (WithToolResultLimit)
+// too.
 func BenchmarkPlanCompaction(b *testing.B) {
 	const n = 100_000
 	c := conversationContext(b, n)
@@ -708,6 +709,18 @@ func BenchmarkPlanCompaction(b *testing.B) {
 				b.Fatal(err)
 			}
 			if _, err := c.PlanCompaction(budget); err == nil {
+				b.Fatal("the plan fit")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/msg")
+	})
+	b.Run("impl=plan-prune", func(b *testing.B) { // with pruning: every tool result over the limit is looked at
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.AddMessage(nous.UserMessage("one more")); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.PlanCompaction(budget, nous.WithToolResultLimit(4)); err == nil {
 				b.Fatal("the plan fit")
 			}
 		}

@@ -221,3 +221,41 @@ func TestCompactPrunesWholeCharacters(t *testing.T) {
 		}
 	}
 }
+
+// Plans remember what they shortened, for the limit and the counter they
+// shortened for: a plan with another limit, or another counter, shortens
+// anew, and a plan with the same one shortens the same.
+func TestPlansShortenForTheirLimit(t *testing.T) {
+	c := prunable(t, 6)
+	budget := count(c) / 2
+	pruned := func(limit, budget int, opts ...nous.CompactOption) string {
+		t.Helper()
+		v, err := c.ViewWithin(budget, append(opts, nous.WithToolResultLimit(limit), nous.WithSummaryReserve(8))...)
+		mustDo(t, err)
+		var b strings.Builder
+		for _, m := range v {
+			if m.Metadata[nous.MetadataPruned] == true {
+				b.WriteString(m.Content)
+			}
+		}
+		if b.Len() == 0 {
+			t.Fatalf("limit %d: nothing pruned", limit)
+		}
+		return b.String()
+	}
+	a := pruned(20, budget)
+	if b := pruned(60, budget); b == a || len(b) <= len(a) {
+		t.Fatalf("a plan with a limit of 60 shortened as one with 20 did")
+	}
+	if again := pruned(20, budget); again != a {
+		t.Fatal("a second plan with the same limit shortened differently")
+	}
+	if other := pruned(20, budget/2, nous.WithTokenCounter(halfCounter{})); other == a {
+		t.Fatal("a plan with another counter shortened as the first did")
+	}
+}
+
+// halfCounter counts half what ApproxCounter does.
+type halfCounter struct{}
+
+func (halfCounter) CountTokens(m nous.Message) int { return nous.ApproxCounter{}.CountTokens(m) / 2 }

@@ -53,12 +53,33 @@ func (k *compaction) planPrunes() {
 		if n <= k.resultLimit {
 			continue
 		}
-		short, ok := k.shorten(m)
-		if saved := n - k.count(short); ok && saved > 0 {
-			k.prunes = append(k.prunes, prune{pos: i, entry: mi, msg: short})
-			k.saved = append(k.saved, k.saved[len(k.saved)-1]+saved)
+		if s := k.shortened(mi, m, n); s.saved > 0 {
+			k.prunes = append(k.prunes, prune{pos: i, entry: mi, msg: s.msg})
+			k.saved = append(k.saved, k.saved[len(k.saved)-1]+s.saved)
 		}
 	}
+}
+
+// shortened returns what pruning makes of m, log message mi, a tool result
+// that counts n: from the token cache when it holds it for the limit (a
+// message of the log never changes, and the cache is the counter's), so
+// that a plan shortens only the results added since the last one.
+func (k *compaction) shortened(mi int64, m *Message, n int) shortened {
+	t := k.cache
+	if t.limit != k.resultLimit || t.short == nil {
+		t.limit, t.short = k.resultLimit, map[int64]shortened{}
+	}
+	if s, ok := t.short[mi]; ok {
+		return s
+	}
+	var s shortened
+	if short, ok := k.shorten(m); ok {
+		if saved := n - k.count(short); saved > 0 {
+			s = shortened{msg: short, saved: saved}
+		}
+	}
+	t.short[mi] = s
+	return s
 }
 
 // savedBefore returns the tokens the prunes before position i save.

@@ -70,6 +70,16 @@ type tokenCache struct {
 	counter TokenCounter // whose counts these are; nil: nobody's yet
 	counts  []int32      // by log message index: count+1; 0: not counted
 	cuts    cutIndex     // the view as of the last plan
+	limit   int          // the tool-result limit shortened holds results for
+	short   map[int64]shortened
+}
+
+// shortened is what pruning makes of a tool result over the limit: the
+// message it is shortened to, and the tokens that saves (0: none, the
+// result is left as it is).
+type shortened struct {
+	msg   Message
+	saved int
 }
 
 // bind makes t the cache of tc's counts and reports whether it is: it keeps
