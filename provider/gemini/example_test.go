@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -144,4 +145,51 @@ func Example_switchProvider() {
 	// model {"functionCall":{"args":{"city":"Paris"},"name":"get_weather"},"thoughtSignature":"skip/thought/signature/validator"}
 	// user  {"functionResponse":{"name":"get_weather","response":{"output":"sunny"}}}
 	// toolu_01
+}
+
+// Compacting a conversation with a summary a Gemini model writes: the
+// older turns become one user message, and the summary call's tokens are
+// counted into the context's Usage. The API is a fake one on a local
+// server.
+func ExampleNewSummarizer() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[{"text":"The user plans a trip to Paris in May; the hotel is booked."}]},"finishReason":"STOP"}],
+		  "usageMetadata":{"promptTokenCount":420,"candidatesTokenCount":15}}`)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL}})
+	if err != nil {
+		panic(err)
+	}
+
+	c := nous.NewContext()
+	long := strings.Repeat("Some details about the trip. ", 40)
+	if err := c.AddMessages(
+		nous.UserMessage("I am planning a trip to Paris in May. "+long),
+		nous.AssistantMessage("Sounds good. "+long),
+		nous.UserMessage("Book the hotel. "+long),
+		nous.AssistantMessage("The hotel is booked. "+long),
+		nous.UserMessage("What should I pack?"),
+	); err != nil {
+		panic(err)
+	}
+	c.AddUsage(nous.Usage{Requests: 2, InputTokens: 900, OutputTokens: 40}) // the conversation's two answers
+	s := nousgemini.NewSummarizer(client, nousgemini.Params{Model: "gemini-test",
+		Config: &genai.GenerateContentConfig{MaxOutputTokens: 1024}})
+	if _, err := c.Compact(ctx, 700, nous.WithSummarizer(s)); err != nil {
+		panic(err)
+	}
+	for _, m := range c.Messages() {
+		fmt.Printf("%-4s %q\n", m.Role, m.Content)
+	}
+	u := c.Usage
+	fmt.Printf("requests %d, input %d, output %d\n", u.Requests, u.InputTokens, u.OutputTokens)
+	// Output:
+	// user "Summary of the earlier conversation:\n\nThe user plans a trip to Paris in May; the hotel is booked."
+	// user "What should I pack?"
+	// requests 3, input 1320, output 55
 }

@@ -113,6 +113,23 @@
 // this package prefers: a system summary joins the system instruction, and
 // an assistant summary is the model's text, each with the lead user content
 // before the model's turn when the kept messages begin with it.
+//
+// # Summaries
+//
+// [NewSummarizer] makes a [nous.Summarizer] of the client and params a
+// runtime already has, so that compacting writes its summary with a
+// Gemini model:
+//
+//	s := nousgemini.NewSummarizer(client, nousgemini.Params{Model: "gemini-3-flash-preview",
+//		Config: &genai.GenerateContentConfig{MaxOutputTokens: 2048}})
+//	plan, err := c.Compact(ctx, budget, nous.WithSummarizer(s))
+//
+// It sends its Prompt ([nous.DefaultSummaryPrompt] when empty) as the
+// system instruction and [nous.Transcript] of the range as the one user
+// message, through [Fill]; the summary is [nous.SummaryMessage] of the
+// reply's text, a user message, the role this package sends as it is. It is
+// a [nous.UsageSummarizer]: [nous.Context.Compact] adds the tokens of the
+// summary call to the context's Usage, also when the summary is refused.
 package gemini
 
 import (
