@@ -2,10 +2,10 @@
 // Messages API request, and the API's answer back into a nous message and
 // usage, through Anthropic's Go SDK.
 //
-// It fills params the caller owns, and calls nothing. Fill a fresh copy of
-// your base params for each request: Fill may turn thinking off for one
-// request (see "One thinking mode per turn" below), and the next one
-// should start from yours.
+// [Fill] fills params the caller owns, and calls nothing (the one caller of
+// the API here is [Summarizer]). Fill a fresh copy of your base params for
+// each request: Fill may turn thinking off for one request (see "One
+// thinking mode per turn" below), and the next one should start from yours.
 //
 //	base := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 4096, Tools: tools}
 //	for {
@@ -133,6 +133,20 @@
 // view joins the system blocks, and an assistant summary joins the
 // assistant turn that follows it; either way, when the assistant's turn
 // comes first, "Continue." leads it (see First message).
+//
+// # Summaries
+//
+// [Summarizer] has a Claude model write the summary, through the client and
+// params you give it:
+//
+//	c.Compact(ctx, budget, nous.WithSummarizer(nousanthropic.NewSummarizer(client, params)))
+//
+// Its request is one user message, the range as [nous.Transcript] writes
+// it, under its Prompt ([nous.DefaultSummaryPrompt] unless you set one) as
+// the system prompt; the summary is a user message ([nous.SummaryMessage]),
+// which opens the messages as it is. The call's usage goes into the
+// context's Usage ([nous.UsageSummarizer]), also when the reply holds no
+// text ([ErrNoSummary]).
 //
 // # Reading a reply
 //

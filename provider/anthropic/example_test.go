@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -199,4 +200,52 @@ func ExampleThinkingPart() {
 	fmt.Println(b["type"], b["thinking"], b["signature"], "; thinking", sent.Thinking.Type)
 	// Output:
 	// thinking I need the weather. EqQBCkYIARgC ; thinking adaptive
+}
+
+// A conversation compacted with a summary Claude writes: the summarizer's
+// request is the transcript of the range under the summary prompt, the
+// summary a user message, and the call's tokens count in c.Usage.
+func ExampleNewSummarizer() {
+	client, bodies, done := fakeAPI(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"end_turn",
+		"content":[{"type":"text","text":"The user is planning a trip to Paris in May; the assistant suggested the Louvre."}],
+		"usage":{"input_tokens":120,"output_tokens":18}}`)
+	defer done()
+
+	c := nous.NewContext(nous.WithSystemPrompt("You are a travel assistant."))
+	err := c.AddMessages(
+		nous.UserMessage("I am going to Paris in May. "+strings.Repeat("I like museums. ", 40)),
+		nous.AssistantMessage("Then see the Louvre. "+strings.Repeat("It is large. ", 40)),
+		nous.UserMessage("Where should I eat?"))
+	if err != nil {
+		panic(err)
+	}
+	c.AddUsage(nous.Usage{Requests: 1, InputTokens: 300, OutputTokens: 90, TotalTokens: 390}) // the run's turns so far
+
+	s := nousanthropic.NewSummarizer(client, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024})
+	if _, err := c.Compact(context.Background(), 100, nous.WithSummarizer(s), nous.WithSummaryReserve(50)); err != nil {
+		panic(err)
+	}
+	var sent struct {
+		System   []struct{ Text string }
+		Messages []struct {
+			Role    string
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal((*bodies)[0], &sent); err != nil {
+		panic(err)
+	}
+	first, _, _ := strings.Cut(sent.Messages[0].Content[0].Text, "\n\n")
+	fmt.Printf("sent: the default prompt %v; %d %s message, %.40q...\n",
+		sent.System[0].Text == nous.DefaultSummaryPrompt, len(sent.Messages), sent.Messages[0].Role, first)
+	for _, m := range c.Messages() {
+		fmt.Printf("%-4s %q\n", m.Role, m.Content)
+	}
+	u := c.Usage
+	fmt.Printf("requests %d, input %d, output %d\n", u.Requests, u.InputTokens, u.OutputTokens) // the summary's 120 and 18 counted
+	// Output:
+	// sent: the default prompt true; 1 user message, "[user]\nI am going to Paris in May. I lik"...
+	// user "Summary of the earlier conversation:\n\nThe user is planning a trip to Paris in May; the assistant suggested the Louvre."
+	// user "Where should I eat?"
+	// requests 2, input 420, output 108
 }
