@@ -179,3 +179,56 @@ func ExampleFillResponses() {
 	// request: user, function_call, function_call_output, message msg_2 assistant, user
 	// answer: You're welcome.
 }
+
+// A conversation compacted with a summary a model writes through Chat
+// Completions: the older turns go, a user message with the summary takes
+// their place, and the summarizer's tokens count in the context's usage.
+// The API is a fake one that prints what the summarizer sends.
+func ExampleNewChatSummarizer() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string
+			Messages []struct{ Role, Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		fmt.Printf("request: model %s, %s message the default prompt: %t\n", req.Model, req.Messages[0].Role, req.Messages[0].Content == nous.DefaultSummaryPrompt)
+		fmt.Printf("%s message:\n%s\n", req.Messages[1].Role, req.Messages[1].Content)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"stop",
+		  "message":{"role":"assistant","content":"The user plans a trip to Paris in May; the hotel is booked for May 3-10.","refusal":null}}],
+		  "usage":{"prompt_tokens":230,"completion_tokens":18,"total_tokens":248}}`)
+	}))
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+
+	c := nous.NewContext()
+	if err := c.AddMessages(
+		nous.UserMessage("I am planning a trip to Paris in May, from the 3rd to the 10th. Please book a hotel near the Louvre, under 200 euros a night, with breakfast."),
+		nous.AssistantMessage("Done: I booked the Hotel du Louvre for May 3-10, at 180 euros a night, breakfast included. The confirmation was sent to your email."),
+		nous.UserMessage("What should I pack?"),
+	); err != nil {
+		panic(err)
+	}
+	s := nousopenai.NewChatSummarizer(client, openai.ChatCompletionNewParams{Model: "gpt-test"})
+	if _, err := c.Compact(context.Background(), 60, nous.WithSummarizer(s), nous.WithSummaryReserve(30)); err != nil {
+		panic(err)
+	}
+	fmt.Println("after:")
+	for _, m := range c.All() {
+		fmt.Printf("%s: %q\n", m.Role, m.Content)
+	}
+	u := c.Usage
+	fmt.Printf("requests %d, input %d, output %d\n", u.Requests, u.InputTokens, u.OutputTokens)
+	// Output:
+	// request: model gpt-test, system message the default prompt: true
+	// user message:
+	// [user]
+	// I am planning a trip to Paris in May, from the 3rd to the 10th. Please book a hotel near the Louvre, under 200 euros a night, with breakfast.
+	//
+	// [assistant]
+	// Done: I booked the Hotel du Louvre for May 3-10, at 180 euros a night, breakfast included. The confirmation was sent to your email.
+	// after:
+	// user: "Summary of the earlier conversation:\n\nThe user plans a trip to Paris in May; the hotel is booked for May 3-10."
+	// user: "What should I pack?"
+	// requests 1, input 230, output 18
+}

@@ -15,6 +15,21 @@
 //
 // and the same with [FillChat] and [ChatMessage] for Chat Completions.
 //
+// # Summaries
+//
+// [NewChatSummarizer] and [NewResponsesSummarizer] make a compaction's
+// summary with a model call of the caller's client and params:
+//
+//	s := nousopenai.NewChatSummarizer(client, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5Mini, MaxCompletionTokens: openai.Int(1024)})
+//	_, err := c.Compact(ctx, budget, nous.WithSummarizer(s))
+//
+// The request holds Prompt ([nous.DefaultSummaryPrompt] when blank) as its
+// system prompt and the range as text ([nous.Transcript]) as its one user
+// message, so any range goes whatever it holds; the summary is a user
+// message ([nous.SummaryMessage]), which every adapter sends as it is. The
+// call's usage goes into the context's Usage, also when the summary fails
+// or is refused; a reply without text is an error wrapping [ErrNoSummary].
+//
 // # Rules
 //
 // The view is checked before anything is sent; a view the API would refuse
