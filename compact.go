@@ -27,7 +27,8 @@ const MetadataSummary = "compaction_summary"
 // then goes on with the assistant's turn, which those adapters send after a
 // user message "Continue."; an assistant summary is sent so too. Each
 // provider module offers a summarizer built on its SDK client
-// (NewSummarizer), which writes a user summary and reports its usage.
+// (NewSummarizer; NewChatSummarizer and NewResponsesSummarizer for
+// OpenAI's two APIs), which writes a user summary and reports its usage.
 type Summarizer interface {
 	// Summarize returns the summary of dropped, its own copy of the range
 	// the compaction replaces. It may take long and run on any goroutine:
