@@ -84,6 +84,19 @@ func TestCompactWithTargetSummarizesOnceInAWhile(t *testing.T) {
 	if most := turnsRun*g/(budget-target) + 1; f.calls == 0 || f.calls > most {
 		t.Fatalf("the summarizer was called %d times in %d turns of %d tokens each: want 1 to %d", f.calls, turnsRun, g, most)
 	}
+	// Without a target, the same run calls it on almost every turn once
+	// the window is full: what the target saves.
+	c = turns(t, 1)
+	without := &fixed{text: "what happened so far"}
+	for range turnsRun {
+		mustDo(t, c.AddMessages(nous.UserMessage(words(40)), nous.AssistantMessage(words(40))))
+		_, err := c.Compact(context.Background(), budget, nous.WithSummarizer(without), nous.WithSummaryReserve(16))
+		mustDo(t, err)
+	}
+	if without.calls < 3*f.calls {
+		t.Fatalf("without a target the summarizer was called %d times, with one %d: the target saves too little", without.calls, f.calls)
+	}
+	t.Logf("summarizer calls in %d turns: %d with a target of %d in a budget of %d, %d without", turnsRun, f.calls, target, budget, without.calls)
 }
 
 // C8 with C9: ViewWithin compacts a view over the budget into the target.
