@@ -3,12 +3,11 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrNoSummary reports a summary reply that holds no text (a model that
@@ -58,29 +57,15 @@ func (s *Summarizer) Summarize(ctx context.Context, dropped []nous.Message) (nou
 // a zero usage) or [ErrNoSummary] (returned with the usage of the reply).
 // It touches no context but the one it builds for the request.
 func (s *Summarizer) SummarizeUsage(ctx context.Context, dropped []nous.Message) (nous.Message, nous.Usage, error) {
-	prompt := s.Prompt
-	if prompt == "" {
-		prompt = nous.DefaultSummaryPrompt
-	}
-	c := nous.NewContext(nous.WithSystemPrompt(prompt))
-	if err := c.AddMessage(nous.UserMessage(nous.Transcript(dropped))); err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("anthropic: summarize: %w", err)
-	}
-	params := s.Params // a copy: what Fill sets is this request's only
-	if err := Fill(&params, c); err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("anthropic: summarize: %w", err)
-	}
-	resp, err := s.Client.Messages.New(ctx, params)
-	if err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("anthropic: summarize: %w", err)
-	}
-	reply, usage, err := Message(resp)
-	if err != nil {
-		return nous.Message{}, usage, fmt.Errorf("anthropic: summarize: %w", err)
-	}
-	text := reply.Text()
-	if strings.TrimSpace(text) == "" {
-		return nous.Message{}, usage, fmt.Errorf("anthropic: summarize: stop reason %q: %w", resp.StopReason, ErrNoSummary)
-	}
-	return nous.SummaryMessage(text), usage, nil
+	return adapt.Summarize(Provider, s.Prompt, dropped, ErrNoSummary, func(c *nous.Context) (nous.Message, nous.Usage, error) {
+		params := s.Params // a copy: what Fill sets is this request's only
+		if err := Fill(&params, c); err != nil {
+			return nous.Message{}, nous.Usage{}, err
+		}
+		resp, err := s.Client.Messages.New(ctx, params)
+		if err != nil {
+			return nous.Message{}, nous.Usage{}, err
+		}
+		return Message(resp)
+	})
 }

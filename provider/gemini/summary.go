@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"google.golang.org/genai"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrNoSummary reports a summary call whose reply has no text: a reply of
@@ -58,33 +58,19 @@ func (s *Summarizer) SummarizeUsage(ctx context.Context, dropped []nous.Message)
 	if s == nil || s.Client == nil {
 		return nous.Message{}, nous.Usage{}, errors.New("gemini: a Summarizer needs a client")
 	}
-	prompt := s.Prompt
-	if prompt == "" {
-		prompt = nous.DefaultSummaryPrompt
-	}
-	c := nous.NewContext(nous.WithSystemPrompt(prompt))
-	if err := c.AddMessage(nous.UserMessage(nous.Transcript(dropped))); err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: summarize: %w", err)
-	}
-	params := s.Params // Fill writes Contents and a copy of Config, not the caller's
-	if err := Fill(&params, c); err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: summarize: %w", err)
-	}
-	resp, err := s.Client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
-	if err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("gemini: summarize: %w", err)
-	}
-	reply, usage, err := Message(resp)
-	if err != nil { // no candidate: Message gives the usage, billed all the same
-		return nous.Message{}, usage, fmt.Errorf("gemini: summarize: %w: %w", ErrNoSummary, err)
-	}
-	text := reply.Text()
-	if strings.TrimSpace(text) == "" {
-		why := ""
-		if r, _ := reply.Metadata["finish_reason"].(string); r != "" {
-			why = " (finish reason " + r + ")" // MAX_TOKENS: thinking took them all
+	return adapt.Summarize(Provider, s.Prompt, dropped, ErrNoSummary, func(c *nous.Context) (nous.Message, nous.Usage, error) {
+		params := s.Params // Fill writes Contents and a copy of Config, not the caller's
+		if err := Fill(&params, c); err != nil {
+			return nous.Message{}, nous.Usage{}, err
 		}
-		return nous.Message{}, usage, fmt.Errorf("gemini: summarize: %w%s", ErrNoSummary, why)
-	}
-	return nous.SummaryMessage(text), usage, nil
+		resp, err := s.Client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
+		if err != nil {
+			return nous.Message{}, nous.Usage{}, err
+		}
+		m, u, err := Message(resp)
+		if err != nil { // no candidate: Message gives the usage, billed all the same
+			err = fmt.Errorf("%w: %w", ErrNoSummary, err)
+		}
+		return m, u, err
+	})
 }

@@ -3,13 +3,12 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/adapt"
 )
 
 // ErrNoSummary reports a summarizer's reply that has no text to make a
@@ -52,14 +51,14 @@ func (s *ChatSummarizer) Summarize(ctx context.Context, dropped []nous.Message) 
 // error wraps the SDK's, [ChatMessage]'s or [ErrNoSummary], and comes with
 // the usage billed (none when the request failed).
 func (s *ChatSummarizer) SummarizeUsage(ctx context.Context, dropped []nous.Message) (nous.Message, nous.Usage, error) {
-	return summarize(s.Prompt, dropped, func(c *nous.Context) (nous.Message, nous.Usage, error) {
+	return adapt.Summarize(Provider, s.Prompt, dropped, ErrNoSummary, func(c *nous.Context) (nous.Message, nous.Usage, error) {
 		params := s.Params
 		if err := FillChat(&params, c); err != nil {
 			return nous.Message{}, nous.Usage{}, err
 		}
 		resp, err := s.Client.Chat.Completions.New(ctx, params)
 		if err != nil {
-			return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: summary request: %w", err)
+			return nous.Message{}, nous.Usage{}, err
 		}
 		return ChatMessage(resp)
 	})
@@ -96,44 +95,15 @@ func (s *ResponsesSummarizer) Summarize(ctx context.Context, dropped []nous.Mess
 // [ChatSummarizer.SummarizeUsage] does; an error may also wrap
 // [ResponseMessage]'s [ErrFailed].
 func (s *ResponsesSummarizer) SummarizeUsage(ctx context.Context, dropped []nous.Message) (nous.Message, nous.Usage, error) {
-	return summarize(s.Prompt, dropped, func(c *nous.Context) (nous.Message, nous.Usage, error) {
+	return adapt.Summarize(Provider, s.Prompt, dropped, ErrNoSummary, func(c *nous.Context) (nous.Message, nous.Usage, error) {
 		params := s.Params
 		if err := FillResponses(&params, c); err != nil {
 			return nous.Message{}, nous.Usage{}, err
 		}
 		resp, err := s.Client.Responses.New(ctx, params)
 		if err != nil {
-			return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: summary request: %w", err)
+			return nous.Message{}, nous.Usage{}, err
 		}
 		return ResponseMessage(resp)
 	})
-}
-
-// summarize is what both summarizers share: it builds a context of its own
-// (the prompt as its system prompt, the transcript of dropped as its one
-// user message), has send fill, send and read the request, and makes the
-// summary of the reply's text. A refusal is no summary: its text would
-// take the conversation's place. The usage counts no tool call: the
-// reply's calls, if the caller's params offer tools, are never run.
-func summarize(prompt string, dropped []nous.Message, send func(*nous.Context) (nous.Message, nous.Usage, error)) (nous.Message, nous.Usage, error) {
-	if strings.TrimSpace(prompt) == "" {
-		prompt = nous.DefaultSummaryPrompt
-	}
-	c := nous.NewContext(nous.WithSystemPrompt(prompt))
-	if err := c.AddMessage(nous.UserMessage(nous.Transcript(dropped))); err != nil {
-		return nous.Message{}, nous.Usage{}, fmt.Errorf("openai: summarize %d messages: %w", len(dropped), err)
-	}
-	m, u, err := send(c)
-	u.ToolCalls = 0 // a call in the reply is never run
-	if err != nil {
-		return nous.Message{}, u, err
-	}
-	text := strings.TrimSpace(m.Text())
-	if m.Metadata["refusal"] == true {
-		return nous.Message{}, u, fmt.Errorf("openai: the model refused to summarize (%q): %w", text, ErrNoSummary)
-	}
-	if text == "" {
-		return nous.Message{}, u, fmt.Errorf("openai: a summary reply without text: %w", ErrNoSummary)
-	}
-	return nous.SummaryMessage(text), u, nil
 }
