@@ -22,7 +22,8 @@ type anthropicBlock struct {
 var anthropicID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // CheckAnthropic checks a Messages API request: non-blank system blocks;
-// messages that begin with a user message and alternate roles; no empty
+// messages that begin with a user message and alternate roles (system
+// messages in their place aside); no empty
 // content, no blank text; tool_use IDs unique and of the API's form, their
 // inputs objects; the tool_use blocks of each assistant message answered
 // by the tool_result blocks that open the next user message, one per call,
@@ -59,7 +60,7 @@ func CheckAnthropic(body []byte) string {
 		if len(m.Content) == 0 {
 			return fmt.Sprintf("message %d has no content", i)
 		}
-		if i > 0 && m.Role == req.Messages[i-1].Role {
+		if i > 0 && m.Role == req.Messages[i-1].Role && m.Role != "system" { // system messages in place may follow one another
 			return fmt.Sprintf("messages %d and %d are both %s messages", i-1, i, m.Role)
 		}
 		var results, calls []string
@@ -121,7 +122,9 @@ func CheckAnthropic(body []byte) string {
 			return "the messages end with an assistant message the API did not pause, or one that ends in white space"
 		}
 	}
-	if req.Thinking.Type != "" && req.Thinking.Type != "disabled" && lastAssistant >= 0 && last.Content[0].Type == "tool_result" {
+	// Thinking may be on when it is enabled or adaptive, or left out
+	// (recent models think by default); "disabled" and "between_tools" are off.
+	if req.Thinking.Type != "disabled" && req.Thinking.Type != "between_tools" && lastAssistant >= 0 && last.Content[0].Type == "tool_result" {
 		if t := req.Messages[lastAssistant].Content[0].Type; t != "thinking" && t != "redacted_thinking" {
 			return fmt.Sprintf("thinking is on and the tool loop's final assistant message %d opens with %s", lastAssistant, t)
 		}

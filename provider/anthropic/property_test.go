@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -79,84 +77,9 @@ type request struct {
 	} `json:"output_config"`
 }
 
-var validID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString
-
-// checkRequest returns what in a request body breaks a rule of the API,
-// "" for nothing.
-func checkRequest(body []byte) string {
-	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
-		return err.Error()
-	}
-	for _, b := range req.System {
-		if strings.TrimSpace(b.Text) == "" {
-			return "a blank system block"
-		}
-	}
-	if len(req.Messages) == 0 || req.Messages[0].Role != "user" {
-		return "the first message is not a user message"
-	}
-	ids := map[string]bool{}
-	var open []string // the calls of the last assistant turn
-	for i, m := range req.Messages {
-		if len(m.Content) == 0 {
-			return "a message without content"
-		}
-		if i > 0 && m.Role == req.Messages[i-1].Role && m.Role != "system" {
-			return "two " + m.Role + " turns in a row"
-		}
-		var results []string
-		others := false
-		for k, b := range m.Content {
-			switch b.Type {
-			case "text":
-				if strings.TrimSpace(b.Text) == "" {
-					return "a blank text block"
-				}
-				others = true
-			case "tool_result":
-				if m.Role != "user" || others {
-					return "a tool_result block that does not open a user message"
-				}
-				results = append(results, b.ToolUseID)
-			case "thinking", "redacted_thinking":
-				if m.Role != "assistant" || k > 0 && !thinkingBlock(m.Content[k-1]) {
-					return "thinking that is not first in an assistant turn"
-				}
-			case "tool_use":
-				var input map[string]any
-				switch {
-				case !validID(b.ID) || ids[b.ID]:
-					return "a tool_use ID that is not of the API's form, or not unique: " + b.ID
-				case json.Unmarshal(b.Input, &input) != nil || input == nil:
-					return "a tool_use input that is not an object: " + string(b.Input)
-				}
-				ids[b.ID] = true
-				others = true
-			default:
-				others = true
-			}
-		}
-		if len(open) > 0 || len(results) > 0 {
-			if !adapttest.SameSet(open, results) {
-				return "tool_use blocks " + strings.Join(open, ",") + " answered by " + strings.Join(results, ",")
-			}
-		}
-		open = nil
-		for _, b := range m.Content {
-			if b.Type == "tool_use" {
-				open = append(open, b.ID)
-			}
-		}
-	}
-	if len(open) > 0 {
-		return "tool_use blocks left unanswered"
-	}
-	if mayThink(&req) && openWithoutThinking(&req) {
-		return "thinking on, and an open tool loop whose final assistant message does not start with thinking"
-	}
-	return ""
-}
+// checkRequest returns what in a request body breaks a rule of the API
+// (adapttest.CheckAnthropic), "" for nothing.
+func checkRequest(body []byte) string { return adapttest.CheckAnthropic(body) }
 
 func thinkingBlock(b block) bool { return b.Type == "thinking" || b.Type == "redacted_thinking" }
 
