@@ -83,12 +83,6 @@ func checkRequest(body []byte) string { return adapttest.CheckAnthropic(body) }
 
 func thinkingBlock(b block) bool { return b.Type == "thinking" || b.Type == "redacted_thinking" }
 
-// mayThink reports whether a request may run with thinking on: it is
-// enabled or adaptive, or left out (recent models think by default).
-func mayThink(req *request) bool {
-	return req.Thinking == nil || req.Thinking.Type != "disabled" && req.Thinking.Type != "between_tools"
-}
-
 // openWithoutThinking reports whether a request ends in an open tool loop
 // (its last message a user one that opens with tool_result blocks) whose
 // final assistant message does not start with thinking.
