@@ -135,7 +135,8 @@ func CheckAnthropic(body []byte) string {
 // CheckChat checks a Chat Completions request: messages; no blank text;
 // the tool calls of an assistant message answered by the tool messages
 // right after it, one per call, and no tool message anywhere else; call IDs
-// unique in the request; arguments strings.
+// unique in the request and at most 40 characters; function arguments the
+// text of an object (servers that speak the API refuse others).
 func CheckChat(body []byte) string {
 	var req struct {
 		Messages []struct {
@@ -178,8 +179,11 @@ func CheckChat(body []byte) string {
 			return fmt.Sprintf("message %d: a %s message without text", i, m.Role)
 		}
 		for _, tc := range m.ToolCalls {
-			if tc.ID == "" || ids[tc.ID] {
-				return fmt.Sprintf("message %d: call ID %q empty or used twice", i, tc.ID)
+			if tc.ID == "" || ids[tc.ID] || len(tc.ID) > 40 {
+				return fmt.Sprintf("message %d: call ID %q empty, used twice or over 40 characters", i, tc.ID)
+			}
+			if tc.Custom == nil && tc.Function.Arguments != nil && !isObject(json.RawMessage(*tc.Function.Arguments)) {
+				return fmt.Sprintf("message %d: call %s has arguments %q, not an object", i, tc.ID, *tc.Function.Arguments)
 			}
 			ids[tc.ID] = true
 			if tc.Custom == nil && tc.Function.Name == "" {
@@ -199,7 +203,8 @@ func CheckChat(body []byte) string {
 
 // CheckResponses returns the check of a Responses API request: every
 // function call answered by one output after it and before the next
-// message of the user, call IDs unique; a reasoning item followed by an
+// message of the user, call IDs unique and at most 64 characters, function
+// arguments the text of an object; a reasoning item followed by an
 // item that is not one; with store off, no reasoning item without its
 // encrypted content; and each item sent with an ID that came after a
 // reasoning item (follows returns that item's ID, "" for none) sent after
@@ -213,6 +218,7 @@ func CheckResponses(follows func(itemID string) string) func(body []byte) string
 				ID        string          `json:"id"`
 				Role      string          `json:"role"`
 				CallID    string          `json:"call_id"`
+				Arguments string          `json:"arguments"`
 				Encrypted *string         `json:"encrypted_content"`
 				Content   json.RawMessage `json:"content"`
 			} `json:"input"`
@@ -234,8 +240,11 @@ func CheckResponses(follows func(itemID string) string) func(body []byte) string
 			}
 			switch it.Type {
 			case "function_call", "custom_tool_call":
-				if calls[it.CallID] {
-					return fmt.Sprintf("item %d: call_id %s used twice", i, it.CallID)
+				if calls[it.CallID] || len(it.CallID) > 64 {
+					return fmt.Sprintf("item %d: call_id %s used twice or over 64 characters", i, it.CallID)
+				}
+				if it.Type == "function_call" && !isObject(json.RawMessage(it.Arguments)) {
+					return fmt.Sprintf("item %d: call %s has arguments %q, not an object", i, it.CallID, it.Arguments)
 				}
 				calls[it.CallID] = true
 				open = append(open, it.CallID)
