@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -697,7 +698,16 @@ func BenchmarkFloorJSON(b *testing.B) {
 // too.
 func BenchmarkPlanCompaction(b *testing.B) {
 	const n = 100_000
-	c := conversationContext(b, n)
+	msgs := conversation(n)
+	for i := range msgs { // tool results of a kilobyte each, which pruning shortens
+		if msgs[i].Role == nous.RoleTool {
+			msgs[i].Content = strings.Repeat(msgs[i].Content, 1024/len(msgs[i].Content))
+		}
+	}
+	c := nous.NewContext()
+	if err := c.AddMessages(msgs...); err != nil {
+		b.Fatal(err)
+	}
 	budget := 1 // nothing fits: the plan finds no cut before the active turn
 	b.Run("impl=plan", func(b *testing.B) {
 		if _, err := c.PlanCompaction(budget); err == nil {
@@ -714,14 +724,38 @@ func BenchmarkPlanCompaction(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/msg")
 	})
-	b.Run("impl=plan-prune", func(b *testing.B) { // with pruning: every tool result over the limit is looked at
+	prune := nous.WithToolResultLimit(64) // every tool result of the view is over it
+	b.Run("impl=plan-prune", func(b *testing.B) {
+		if _, err := c.PlanCompaction(budget, prune); err == nil {
+			b.Fatal("the plan fit")
+		}
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := c.AddMessage(nous.UserMessage("one more")); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := c.PlanCompaction(budget, nous.WithToolResultLimit(4)); err == nil {
+			if _, err := c.PlanCompaction(budget, prune); err == nil {
 				b.Fatal("the plan fit")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/msg")
+	})
+	// A plan that pruning alone makes fit: it lists every result it
+	// shortens, a third of the view.
+	b.Run("impl=plan-prune-fits", func(b *testing.B) {
+		p, err := c.PlanCompaction(1<<40, prune)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fits := p.TokensBefore - 1 // over it by one: pruning saves far more, and the messages added far less
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.AddMessage(nous.UserMessage("one more")); err != nil {
+				b.Fatal(err)
+			}
+			p, err := c.PlanCompaction(fits, prune)
+			if err != nil || len(p.Dropped) > 0 || len(p.Pruned) == 0 {
+				b.Fatalf("the plan summarizes or fails: %d dropped, %d pruned, %v", len(p.Dropped), len(p.Pruned), err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/msg")

@@ -250,8 +250,8 @@ type compaction struct {
 	cache *tokenCache // c.tokens when bound to the counter, a cache of the call's own otherwise
 	cuts  *cutIndex   // the cache's index of the view
 
-	prunes []prune // the tool results over the limit, by position (see planPrunes)
-	saved  []int   // saved[j]: the tokens prunes[:j] save
+	pruning bool    // the cut index's account of pruning is the call's (see indexPrunes)
+	prunes  []prune // the tool results a plan shortens, by position, once it has one (see listPrunes)
 
 	overlay  int // the tokens the overlay adds to the view
 	total    int // the view's tokens, overlay included
@@ -419,27 +419,29 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 		p.made = p.fields()
 		return p, nil
 	}
-	k.planPrunes()
+	k.indexPrunes()
 	best, ok := k.choose(budget)
 	if !ok {
 		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: %w", k.total, k.reserve, budget, k.overBudget())
 	}
+	k.prunes = k.listPrunes()
 	off := c.overlayOffset()
 	p.TokensAfter, p.log, p.logLen = best.after-k.reserve, c.log.id, c.log.len()
 	if p.logLen > 0 {
 		p.lastAt = c.log.rec(p.logLen).at
 	}
-	j := 0 // the prunes before the range go with the plan, those in it with Dropped
-	for ; j < len(k.prunes) && k.prunes[j].pos < best.lo; j++ {
-		p.prunes = append(p.prunes, k.prunes[j])
-	}
+	// The prunes before the range and after it go with the plan, those in
+	// it with Dropped.
+	first := sort.Search(len(k.prunes), func(j int) bool { return k.prunes[j].pos >= best.lo })
+	p.prunes = k.prunes
 	if best.hi > best.lo {
+		j := first
 		p.First, p.Last = best.lo+off, best.hi-1+off
 		p.Dropped = make([]Message, 0, best.hi-best.lo)
 		for i := best.lo; i < best.hi; i++ { // as stored (the overlay is no message's), tool results as pruned
 			m := &c.log.msg(c.view.entries[i]).msg
 			if j < len(k.prunes) && k.prunes[j].pos == i {
-				m, j = &k.prunes[j].msg, j+1
+				m, j = k.prunes[j].msg, j+1
 			}
 			p.Dropped = append(p.Dropped, m.clone())
 		}
@@ -448,10 +450,13 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 			p.next = c.view.entries[best.hi]
 		}
 		p.overlayTokens, p.overlayText, p.headJoin = k.overlay, c.view.overlay, k.join(best.lo)
+		p.prunes = slices.Concat(k.prunes[:first], k.prunes[j:])
 	}
-	p.prunes = append(p.prunes, k.prunes[j:]...)
-	for _, pr := range p.prunes {
-		p.Pruned = append(p.Pruned, pr.pos+off)
+	if len(p.prunes) > 0 {
+		p.Pruned = make([]int, len(p.prunes))
+		for i, pr := range p.prunes {
+			p.Pruned[i] = pr.pos + off
+		}
 	}
 	p.made = p.fields()
 	return p, nil
@@ -464,7 +469,7 @@ func (k *compaction) choose(budget int) (cut, bool) {
 	goals, n := k.goals(budget)
 	pruned := k.total + k.reserve - k.savedBy(0, 0)
 	for _, goal := range goals[:n] {
-		if len(k.prunes) > 0 && pruned <= goal {
+		if k.savedBy(0, 0) > 0 && pruned <= goal {
 			return cut{after: pruned}, true
 		}
 		if best, ok, _ := k.search(goal); ok {
@@ -581,7 +586,7 @@ func (c *Context) ApplyCompaction(p CompactPlan, summary Message) error {
 		}
 		// It cannot fail: a tool result in place of one answering the same
 		// call breaks no pairing, and it was checked when planned.
-		if err := c.ReplaceMessage(at, pr.msg); err != nil {
+		if err := c.ReplaceMessage(at, *pr.msg); err != nil {
 			return fmt.Errorf("nous: apply compaction: prune message %d: %w", at, err)
 		}
 	}

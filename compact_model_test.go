@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -214,15 +215,17 @@ func logView(c *nous.Context) []nous.Message {
 	return view(d)
 }
 
-// Planning keeps an index of the view between plans; a context that
-// changes in every way between them (appends, replacements, insertions,
-// the overlay) plans as a fresh copy of it does.
+// Planning keeps an index of the view between plans, and of what pruning
+// saves; a context that changes in every way between them (appends,
+// replacements, insertions, the overlay, compactions applied, another
+// tool-result limit) plans as a fresh copy of it does.
 func TestCompactIndexFollowsChanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(nous.Seed(t), 16))
 	for run := range 200 {
 		c := randomConversation(t, r, false)
 		for step := range 12 {
-			switch r.IntN(5) {
+			limit := nous.WithToolResultLimit([]int{0, 12, 40}[r.IntN(3)])
+			switch r.IntN(7) {
 			case 0:
 				mustDo(t, c.AddMessage(nous.UserMessage(strings.Repeat("more ", 1+r.IntN(20)))))
 			case 1:
@@ -236,15 +239,32 @@ func TestCompactIndexFollowsChanges(t *testing.T) {
 				c.SetSystemPromptOverlay([]string{"", "overlay"}[r.IntN(2)])
 			case 4:
 				call := nous.ToolCall{ID: fmt.Sprint("late", step), Name: "f"}
-				mustDo(t, c.AddMessages(nous.AssistantMessage("", call), nous.ToolMessage(call.ID, "f", "r")))
+				out := strings.Repeat("r", 1+r.IntN(400))
+				mustDo(t, c.AddMessages(nous.AssistantMessage("", call), nous.ToolMessage(call.ID, "f", out)))
+			case 5:
+				if p, err := c.PlanCompaction(r.IntN(count(c)+10), limit, nous.WithSummaryReserve(8)); err == nil {
+					mustDo(t, c.ApplyCompaction(p, nous.SystemMessage("summary")))
+				}
+			case 6:
+				_, _ = c.PlanCompaction(r.IntN(count(c)+10), limit) // another limit's account, cached
 			}
 			budget := r.IntN(count(c) + 10)
-			got, gerr := c.PlanCompaction(budget, nous.WithSummaryReserve(8))
-			want, werr := c.Clone().PlanCompaction(budget, nous.WithSummaryReserve(8))
+			got, gerr := c.PlanCompaction(budget, limit, nous.WithSummaryReserve(8))
+			d := c.Clone()
+			want, werr := d.PlanCompaction(budget, limit, nous.WithSummaryReserve(8))
 			if (gerr == nil) != (werr == nil) || got.First != want.First || got.Last != want.Last ||
-				got.TokensBefore != want.TokensBefore || got.TokensAfter != want.TokensAfter {
-				t.Fatalf("run %d step %d: planned %d..%d (%d, %d, %v), a fresh copy %d..%d (%d, %d, %v)", run, step,
-					got.First, got.Last, got.TokensBefore, got.TokensAfter, gerr, want.First, want.Last, want.TokensBefore, want.TokensAfter, werr)
+				got.TokensBefore != want.TokensBefore || got.TokensAfter != want.TokensAfter ||
+				!slices.Equal(got.Pruned, want.Pruned) || !reflect.DeepEqual(got.Dropped, want.Dropped) {
+				t.Fatalf("run %d step %d: planned %d..%d (%d, %d, pruned %v, %v), a fresh copy %d..%d (%d, %d, pruned %v, %v)", run, step,
+					got.First, got.Last, got.TokensBefore, got.TokensAfter, got.Pruned, gerr,
+					want.First, want.Last, want.TokensBefore, want.TokensAfter, want.Pruned, werr)
+			}
+			if gerr == nil && r.IntN(4) == 0 { // the cached plan applies as the fresh one would
+				mustDo(t, c.ApplyCompaction(got, nous.SystemMessage("summary")))
+				mustDo(t, d.ApplyCompaction(want, nous.SystemMessage("summary")))
+				if !reflect.DeepEqual(logView(c), logView(d)) {
+					t.Fatalf("run %d step %d: the cached plan applied to another view than the fresh one", run, step)
+				}
 			}
 		}
 	}

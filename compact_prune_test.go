@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nous-go/nous"
@@ -259,3 +261,36 @@ func TestPlansShortenForTheirLimit(t *testing.T) {
 type halfCounter struct{}
 
 func (halfCounter) CountTokens(m nous.Message) int { return nous.ApproxCounter{}.CountTokens(m) / 2 }
+
+// A plan holds what it shortens: plans made after it, with another limit
+// or of a view that changed, do not change what it prunes when applied.
+func TestPlanOutlivesLaterPlans(t *testing.T) {
+	c := prunable(t, 6)
+	fresh := c.Clone()
+	budget := count(c) - 200
+	p, err := c.PlanCompaction(budget, nous.WithToolResultLimit(20))
+	mustDo(t, err)
+	want, err := fresh.PlanCompaction(budget, nous.WithToolResultLimit(20))
+	mustDo(t, err)
+	if len(p.Pruned) == 0 || len(p.Dropped) != 0 {
+		t.Fatalf("the plan prunes %d results and drops %d messages", len(p.Pruned), len(p.Dropped))
+	}
+	for _, limit := range []int{60, 20, 90} { // each limit indexes the view again
+		_, err := c.PlanCompaction(budget, nous.WithToolResultLimit(limit))
+		mustDo(t, err)
+	}
+	mustDo(t, c.AddMessage(nous.UserMessage("added meanwhile")))
+	mustDo(t, fresh.AddMessage(nous.UserMessage("added meanwhile")))
+	mustDo(t, c.ApplyCompaction(p, nous.Message{}))
+	mustDo(t, fresh.ApplyCompaction(want, nous.Message{}))
+	got, wantView := view(c), view(fresh)
+	for i := range got { // the messages added were added at other times
+		got[i].CreatedAt = time.Time{}
+	}
+	for i := range wantView {
+		wantView[i].CreatedAt = time.Time{}
+	}
+	if !reflect.DeepEqual(got, wantView) {
+		t.Fatalf("the plan pruned to\n%v\nwant\n%v", got, wantView)
+	}
+}

@@ -17,6 +17,12 @@ type cutIndex struct {
 	open      map[string][]int // the positions of the calls of each ID no result answered yet
 	last      map[string]int   // the position of the last call of each ID
 	signedRun int              // 1 + the position of the first signed thinking in the run of assistant messages without calls going on; 0: none
+
+	// Pruning's account of the view, for one tool-result limit (see
+	// [compaction.indexPrunes]); limit 0: none kept.
+	limit  int     // the limit it is for
+	saved  []int64 // saved[i]: the tokens shortening the tool results of entries[:i] over the limit saves
+	pruned []prune // the tool results it shortens, by position
 }
 
 // index brings the cache's cut index up to date with the view and returns
@@ -27,7 +33,7 @@ func (k *compaction) index() *cutIndex {
 	if from == 0 || from > len(c.view.entries) || !slices.Equal(c.view.entries[:from], x.entries) {
 		from = 0
 		x.entries, x.pre, x.straddled, x.open, x.last = x.entries[:0], append(x.pre[:0], 0), x.straddled[:0], map[string][]int{}, map[string]int{}
-		x.signedRun = 0
+		x.signedRun, x.limit = 0, 0
 	}
 	for i := from; i < len(c.view.entries); i++ {
 		mi := c.view.entries[i]

@@ -3,6 +3,7 @@ package nous
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"unicode/utf8"
 )
@@ -30,34 +31,50 @@ func WithToolResultLimit(tokens int) CompactOption {
 
 // prune is a tool result a plan shortens.
 type prune struct {
-	pos   int     // its position in c.view.entries
-	entry int64   // the log message it is
-	msg   Message // what it is shortened to
+	pos   int      // its position in c.view.entries
+	entry int64    // the log message it is
+	msg   *Message // what it is shortened to, the token cache's: never written
 }
 
-// planPrunes finds the tool results of the view over the limit, and what
-// each is shortened to and saves: k.prunes, by position, and k.saved.
-func (k *compaction) planPrunes() {
-	k.prunes, k.saved = k.prunes[:0], k.saved[:0]
+// indexPrunes brings the cut index's account of pruning up to date with
+// the view, for the call's limit: what shortening each tool result over
+// it saves, as prefix sums beside the counts' (cutIndex.saved), and where
+// those results are (cutIndex.pruned). Like the counts, it follows the view
+// by appends: a plan looks only at the messages added since the last one,
+// and a plan that finds nothing to prune before the active turn never
+// looks at the results it already knows. A new limit indexes the view
+// again, from the shortened results the token cache keeps.
+func (k *compaction) indexPrunes() {
 	if k.resultLimit <= 0 {
 		return
 	}
-	k.saved = append(k.saved, 0)
-	c := k.c
-	for i, mi := range c.view.entries {
-		m := &c.log.msg(mi).msg
-		if m.Role != RoleTool || m.Metadata[MetadataPruned] == true {
-			continue
-		}
-		n := k.countAt(mi)
-		if n <= k.resultLimit {
-			continue
-		}
-		if s := k.shortened(mi, m, n); s.saved > 0 {
-			k.prunes = append(k.prunes, prune{pos: i, entry: mi, msg: s.msg})
-			k.saved = append(k.saved, k.saved[len(k.saved)-1]+s.saved)
-		}
+	x := k.cuts
+	if x.limit != k.resultLimit {
+		// A new slice: plans share the old one's elements.
+		x.limit, x.saved, x.pruned = k.resultLimit, append(x.saved[:0], 0), nil
 	}
+	for i := len(x.saved) - 1; i < len(x.entries); i++ {
+		mi, saved := x.entries[i], 0
+		m := &k.c.log.msg(mi).msg
+		if n := int(x.pre[i+1] - x.pre[i]); m.Role == RoleTool && n > k.resultLimit && m.Metadata[MetadataPruned] != true {
+			if s := k.shortened(mi, m, n); s.saved > 0 {
+				saved, x.pruned = s.saved, append(x.pruned, prune{pos: i, entry: mi, msg: s.msg})
+			}
+		}
+		x.saved = append(x.saved, x.saved[i]+int64(saved))
+	}
+	k.pruning = true
+}
+
+// listPrunes returns the tool results a plan of the view shortens, by
+// position, each with what it is shortened to: the index's own list,
+// which only grows at its end (a new one takes its place when it is made
+// again), so that a plan shares it and costs no copy of it.
+func (k *compaction) listPrunes() []prune {
+	if !k.pruning {
+		return nil
+	}
+	return slices.Clip(k.cuts.pruned)
 }
 
 // shortened returns what pruning makes of m, log message mi, a tool result
@@ -75,27 +92,27 @@ func (k *compaction) shortened(mi int64, m *Message, n int) shortened {
 	var s shortened
 	if short, ok := k.shorten(m); ok {
 		if saved := n - k.count(short); saved > 0 {
-			s = shortened{msg: short, saved: saved}
+			s = shortened{msg: &short, saved: saved}
 		}
 	}
 	t.short[mi] = s
 	return s
 }
 
-// savedBefore returns the tokens the prunes before position i save.
+// savedBefore returns the tokens pruning saves before position i.
 func (k *compaction) savedBefore(i int) int {
-	if len(k.prunes) == 0 {
+	if !k.pruning {
 		return 0
 	}
-	return k.saved[sort.Search(len(k.prunes), func(j int) bool { return k.prunes[j].pos >= i })]
+	return int(k.cuts.saved[i])
 }
 
-// savedBy returns the tokens the prunes outside the range [lo, hi) save.
+// savedBy returns the tokens pruning saves outside the range [lo, hi).
 func (k *compaction) savedBy(lo, hi int) int {
-	if len(k.prunes) == 0 {
+	if !k.pruning {
 		return 0
 	}
-	return k.savedBefore(lo) + k.saved[len(k.prunes)] - k.savedBefore(hi)
+	return k.savedBefore(lo) + int(k.cuts.saved[len(k.cuts.saved)-1]) - k.savedBefore(hi)
 }
 
 // shorten returns the tool result m with as much of the head and the tail

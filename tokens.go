@@ -78,7 +78,7 @@ type tokenCache struct {
 // message it is shortened to, and the tokens that saves (0: none, the
 // result is left as it is).
 type shortened struct {
-	msg   Message
+	msg   *Message // never written: plans share it
 	saved int
 }
 

@@ -16,7 +16,8 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 	if k.total+k.reserve <= budget {
 		return k.viewWithMarker(cut{}), nil
 	}
-	k.planPrunes()
+	k.indexPrunes()
+	k.prunes = k.listPrunes()
 	goals, n := k.goals(budget)
 	for _, goal := range goals[:n] {
 		if x, ok := k.within(goal); ok {
@@ -79,7 +80,7 @@ func (k *compaction) viewWithMarker(x cut) []Message {
 			j++
 		}
 		if j < len(k.prunes) && k.prunes[j].pos == at {
-			m = k.prunes[j].msg
+			m = *k.prunes[j].msg
 		}
 		switch {
 		case at == x.lo && x.hi > x.lo:
