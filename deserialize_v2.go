@@ -13,10 +13,12 @@ import (
 
 // wireLogInput is a version 2 document's log, as read.
 type wireLogInput struct {
-	ID       string       `json:"id"`
-	ParentID *string      `json:"parent_id"`
-	ForkSeq  *int64       `json:"fork_seq"`
-	Events   *[]eventJSON `json:"events"`
+	ID       string            `json:"id"`
+	ParentID *string           `json:"parent_id"`
+	ForkSeq  *int64            `json:"fork_seq"`
+	Name     string            `json:"name"`
+	Labels   map[string]string `json:"labels"`
+	Events   *[]eventJSON      `json:"events"`
 }
 
 // restoreV2 builds the context of a version 2 blob decoded into w.
@@ -55,6 +57,7 @@ func restoreV2(w *wireInput) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nous: deserialize: log.%w", err)
 	}
+	l.name, l.labels = w.Log.Name, cloneLabels(w.Log.Labels)
 	return restoreContext(w, false, l, view)
 }
 
@@ -87,6 +90,8 @@ func locateError(data []byte, cause error) error {
 		ID       json.RawMessage `json:"id"`
 		ParentID json.RawMessage `json:"parent_id"`
 		ForkSeq  json.RawMessage `json:"fork_seq"`
+		Name     json.RawMessage `json:"name"`
+		Labels   json.RawMessage `json:"labels"`
 		Events   json.RawMessage `json:"events"`
 	}
 	if len(raw.Log) == 0 {
@@ -99,6 +104,8 @@ func locateError(data []byte, cause error) error {
 		rawField{"log.id", log.ID, new(string)},
 		rawField{"log.parent_id", log.ParentID, new(string)},
 		rawField{"log.fork_seq", log.ForkSeq, new(int64)},
+		rawField{"log.name", log.Name, new(string)},
+		rawField{"log.labels", log.Labels, new(map[string]string)},
 	)
 	if err != nil {
 		return err

@@ -45,6 +45,10 @@ var (
 	// object of the shape asked for; see [ToolCall.ParseArguments].
 	ErrInvalidArguments = errors.New("invalid tool-call arguments")
 
+	// ErrInvalidName reports a log name or labels a store cannot keep
+	// (see [WithLogName] and [WithLogLabels]): Save stores nothing.
+	ErrInvalidName = errors.New("invalid log name or labels")
+
 	// ErrUnpaired reports a view whose tool calls and results do not pair
 	// as providers require; see [Context.CheckToolPairing]. ReplaceMessage
 	// and ReplaceMessageRange return it for a replacement that would break

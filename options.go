@@ -31,6 +31,27 @@ type options struct {
 	approvalHandler   ApprovalHandler
 	logger            *slog.Logger
 	redact            func(key string) bool
+	logName           string
+	logLabels         map[string]string
+}
+
+// WithLogName names the context's log: a key of the application's own
+// ("user 42/chat 7") by which a [Store] finds it ([LoadByName]), unique in
+// the store. The name is the log's from its first save on: saving a log
+// whose name another log of the store holds stores nothing and fails with
+// [ErrConflict], atomically, across processes and replicas. A name is
+// valid UTF-8 of 1 to [MaxNameBytes] bytes without NUL (checked at Save:
+// [ErrInvalidName]). A fork ([Context.Clone]) has no name.
+func WithLogName(name string) Option { return func(o *options) { o.logName = name } }
+
+// WithLogLabels gives the context's log labels, key/value strings such as
+// app and user, which [Store.List] filters by ([ListOptions.Labels]). They
+// are the log's from its first save on, and a fork ([Context.Clone]) keeps
+// them. Keys are 1 to [MaxNameBytes] bytes, values up to that, valid UTF-8 without NUL,
+// at most [MaxLabels] of them (checked at Save: [ErrInvalidName]). The map
+// is copied.
+func WithLogLabels(labels map[string]string) Option {
+	return func(o *options) { o.logLabels = labels }
 }
 
 // WithSystemPrompt sets the system prompt.
@@ -122,7 +143,7 @@ func NewContext(opts ...Option) *Context {
 		ApprovalHandler:   o.approvalHandler,
 		Logger:            o.logger,
 		Redact:            o.redact,
-		log:               eventLog{id: newLogID()},
+		log:               eventLog{id: newLogID(), name: o.logName, labels: cloneLabels(o.logLabels)},
 		warned:            new(warnedPaths),
 	}
 	if c.Deps == nil {

@@ -76,6 +76,9 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		return fmt.Errorf("nous: save: %w", err)
 	}
 	c.ready()
+	if err := CheckName(c.log.name, c.log.labels); err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
 	if err := c.recordToolCalls(false); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
@@ -197,7 +200,7 @@ func (c *Context) logInfo(head int64) LogInfo {
 	at := now()
 	return LogInfo{
 		ID: c.log.id, Parent: c.log.parent, ForkSeq: c.log.forkSeq, Head: head,
-		CreatedAt: c.createdAt(at), UpdatedAt: at,
+		CreatedAt: c.createdAt(at), UpdatedAt: at, Name: c.log.name, Labels: c.log.labels,
 	}
 }
 
@@ -259,6 +262,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	if err != nil {
 		return nil, corrupt(info.ID, "events", err)
 	}
+	l.name, l.labels = info.Name, cloneLabels(info.Labels)
 	c, err := decodeState(&st)
 	if err != nil {
 		return nil, err

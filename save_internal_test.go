@@ -22,6 +22,7 @@ func (downStore) Read(context.Context, uuid.UUID, int64) (Stored, error) {
 }
 func (downStore) List(context.Context, ListOptions) iter.Seq2[LogInfo, error] { return nil }
 func (downStore) Delete(context.Context, uuid.UUID) error                     { return errDown }
+func (downStore) Lookup(context.Context, string) (LogInfo, error)             { return LogInfo{}, errDown }
 
 // Saves that fail against a store that is down keep no batch with events
 // (the next save sends those events again) and at most maxAttempts without.

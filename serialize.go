@@ -3,6 +3,8 @@ package nous
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,10 +34,12 @@ type document struct {
 }
 
 type documentLog struct {
-	ID       string  `json:"id"`
-	ParentID string  `json:"parent_id,omitzero"`
-	ForkSeq  *int64  `json:"fork_seq,omitzero"`
-	Events   []Event `json:"events"`
+	ID       string            `json:"id"`
+	ParentID string            `json:"parent_id,omitzero"`
+	ForkSeq  *int64            `json:"fork_seq,omitzero"`
+	Name     string            `json:"name,omitzero"`
+	Labels   map[string]string `json:"labels,omitzero"`
+	Events   []Event           `json:"events"`
 }
 
 // Serialize returns the context as JSON in format version 2 (see FORMAT.md):
@@ -86,7 +90,7 @@ func (c *Context) document(s *sanitizer) document {
 	calls := s.toolCalls(c.ToolCalls) // first, as the document holds them; the log's, as recordToolCalls checked
 	d := c.state(s)
 	d.ToolCalls = calls
-	d.Log = documentLog{ID: c.log.id.String(), Events: make([]Event, c.log.len())}
+	d.Log = documentLog{ID: c.log.id.String(), Name: c.log.name, Labels: c.log.labels, Events: make([]Event, c.log.len())}
 	if c.log.parent != uuid.Nil {
 		d.Log.ParentID, d.Log.ForkSeq = c.log.parent.String(), &c.log.forkSeq
 	}
@@ -243,6 +247,22 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 	if w.Log.ForkSeq != nil {
 		buf.WriteString(`,"fork_seq":`)
 		jw.int(*w.Log.ForkSeq)
+	}
+	if w.Log.Name != "" {
+		buf.WriteString(`,"name":`)
+		jw.str(w.Log.Name)
+	}
+	if len(w.Log.Labels) > 0 {
+		buf.WriteString(`,"labels":{`)
+		for i, k := range slices.Sorted(maps.Keys(w.Log.Labels)) {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			jw.str(k)
+			buf.WriteByte(':')
+			jw.str(w.Log.Labels[k])
+		}
+		buf.WriteByte('}')
 	}
 	buf.WriteString(`,"events":`)
 	writeList(jw, w.Log.Events, jw.event)

@@ -48,6 +48,8 @@ type eventLog struct {
 	id      uuid.UUID
 	parent  uuid.UUID
 	forkSeq int64
+	name    string             // its name in a store; "" for none
+	labels  map[string]string  // its labels; nil for none, never written
 	recs    chunks[record]     // the events, recs.at(seq-1) for seq
 	msgs    chunks[logMessage] // the surface events' messages, in append order
 	calls   chunks[ToolCall]   // the calls tool_call events record, in append order
@@ -166,6 +168,12 @@ func (h *SessionLog) Parent() (id uuid.UUID, seq int64, ok bool) {
 	return l.parent, l.forkSeq, l.parent != uuid.Nil
 }
 
+// Name returns the log's name ([WithLogName]); "" for none.
+func (h *SessionLog) Name() string { return h.log().name }
+
+// Labels returns a copy of the log's labels ([WithLogLabels]); nil for none.
+func (h *SessionLog) Labels() map[string]string { return cloneLabels(h.log().labels) }
+
 // Len returns the number of events in the log, which is also the seq of the
 // last one.
 func (h *SessionLog) Len() int { return int(h.log().len()) }
@@ -221,7 +229,7 @@ func (h *SessionLog) ToolCalls() []ToolCall { return h.log().toolCalls() }
 // the other would read.
 func (l *eventLog) fork() eventLog {
 	return eventLog{
-		id: newLogID(), parent: l.id, forkSeq: l.recs.len(),
+		id: newLogID(), parent: l.id, forkSeq: l.recs.len(), labels: l.labels, // a name is one log's
 		recs: l.recs.clip(), msgs: l.msgs.clip(), calls: l.calls.clip(),
 	}
 }

@@ -23,12 +23,33 @@ type LogInfo struct {
 	Incarnation uuid.UUID
 	CreatedAt   time.Time // when the log's context was created (the time in its UUID v7)
 	UpdatedAt   time.Time // time of the last save
+	// Name is the log's name, unique in its store ([WithLogName]); "" for
+	// none. Labels are its labels ([WithLogLabels]); nil for none. Both
+	// are what its first batch gave: a store keeps them as they were.
+	Name   string
+	Labels map[string]string
+}
+
+// HasLabels reports whether i's labels hold every key of want with its
+// value: what [ListOptions.Labels] selects. Every log has the labels of an
+// empty want.
+func (i *LogInfo) HasLabels(want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := i.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // ListOptions selects the logs [Store.List] yields.
 type ListOptions struct {
 	After uuid.UUID // cursor: only logs whose ID sorts after this one; uuid.Nil lists from the start
 	Limit int       // at most this many; 0 means no limit
+	// Labels selects the logs whose labels hold every one of these pairs
+	// ([LogInfo.HasLabels]); nil or empty selects every log. Limit counts
+	// the logs selected.
+	Labels map[string]string
 }
 
 // Batch is one save of a log: the events appended since the head the saver
@@ -67,12 +88,16 @@ type Store interface {
 	// Append stores b if log b.Info.ID still has head b.After, revision
 	// b.Info.Revision-1 and incarnation b.Info.Incarnation: it appends
 	// b.Events, replaces the state and takes b.Info's head, revision and
-	// update time. Revision 1 creates the log with b.Info's identity. A log
+	// update time. Revision 1 creates the log with b.Info's identity, its
+	// name and labels included (later batches' are not read). A log
 	// that moved on, or exists when created, is an error wrapping
-	// [ErrConflict] naming the expected and stored head and revision; a
-	// missing one at revision > 1 wraps [ErrNotFound]. On error nothing
-	// changes. Append keeps no slice of b: once it returns, they are the
-	// caller's again.
+	// [ErrConflict] naming the expected and stored head and revision; so
+	// is a log created with a name another log of the store holds, which
+	// the store must refuse atomically, whoever else creates one at the
+	// same time through any handle. A missing log at revision > 1 wraps
+	// [ErrNotFound]; a name or labels [CheckName] refuses wrap
+	// [ErrInvalidName]. On error nothing changes. Append keeps no slice or
+	// map of b: once it returns, they are the caller's again.
 	Append(ctx context.Context, b Batch) error
 	// Read returns log id's info, state and events after seq after, each
 	// as Append was given it. A missing log wraps [ErrNotFound]; data that
@@ -81,6 +106,9 @@ type Store interface {
 	// List yields the stored logs in ID order (UUID v7: creation order),
 	// as opts selects; an error ends it.
 	List(ctx context.Context, opts ListOptions) iter.Seq2[LogInfo, error]
+	// Lookup returns the info of the log named name; none wraps
+	// [ErrNotFound]. A log's name is free again once it is deleted.
+	Lookup(ctx context.Context, name string) (LogInfo, error)
 	// Delete removes log id and nothing else (its forks keep their events).
 	// A missing log wraps [ErrNotFound].
 	Delete(ctx context.Context, id uuid.UUID) error

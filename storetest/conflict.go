@@ -39,8 +39,13 @@ func testNeverSavedConflicts(t *testing.T, s nous.Store) {
 	}
 }
 
-func testRacingWriters(t *testing.T, s nous.Store) {
+func testRacingWriters(t *testing.T, s nous.Store) { testRacingWritersOn(t, []nous.Store{s}) }
+
+// testRacingWritersOn races the writers through handles, writer w through
+// handles[w%len(handles)].
+func testRacingWritersOn(t *testing.T, handles []nous.Store) {
 	ctx := context.Background()
+	s := handles[0]
 	c := nous.NewContext(nous.WithLogger(quiet))
 	must(t, c.AddMessage(nous.UserMessage("start")))
 	must(t, c.Save(ctx, s))
@@ -52,6 +57,7 @@ func testRacingWriters(t *testing.T, s nous.Store) {
 		go func() {
 			defer wg.Done()
 			for turn := range turns {
+				s := handles[w%len(handles)]
 				for {
 					d, err := nous.Load(ctx, s, c.Log().ID())
 					if err != nil {
@@ -227,4 +233,56 @@ func testLostAcknowledgement(t *testing.T, backend nous.Store) {
 	c.AgentName = "mine"
 	refused(t, "a state-only save after another writer's", c, nous.ErrConflict, func() error { return c.Save(ctx, s) })
 	sameContext(t, other, load(t, s, c.Log().ID()))
+}
+
+// Two contexts loaded at one head through two handles, both with a turn:
+// exactly one save wins, whichever handle it goes through, and the stored
+// log is exactly its; the other conflicts, stores nothing, and goes on after
+// a new Load through its own handle.
+func testConflictTwoHandles(t *testing.T, a, b nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 2)
+	must(t, c.Save(ctx, a))
+	x, y := load(t, a, c.Log().ID()), load(t, b, c.Log().ID())
+	must(t, x.AddMessage(nous.UserMessage("through the first handle")))
+	must(t, y.AddMessage(nous.UserMessage("through the second handle")))
+	errX, errY := make(chan error), make(chan error)
+	go func() { errX <- x.Save(ctx, a) }()
+	go func() { errY <- y.Save(ctx, b) }()
+	ex, ey := <-errX, <-errY
+	winner, lostErr, loser, other := x, ey, b, a // the loser's handle and the other
+	if ex != nil {
+		winner, lostErr, loser, other = y, ex, a, b
+	}
+	if (ex == nil) == (ey == nil) || !errors.Is(lostErr, nous.ErrConflict) {
+		t.Fatalf("saves through two handles: %v and %v, want one nil and one ErrConflict", ex, ey)
+	}
+	for _, h := range []nous.Store{a, b} {
+		sameContext(t, winner, load(t, h, c.Log().ID()))
+	}
+	fresh := load(t, loser, c.Log().ID())
+	must(t, fresh.AddMessage(nous.UserMessage("after the conflict")))
+	must(t, fresh.Save(ctx, loser))
+	sameContext(t, fresh, load(t, other, c.Log().ID()))
+}
+
+// A log deleted through one handle is gone through the other: Load and
+// Save there give ErrNotFound, and its name is free.
+func testDeleteTwoHandles(t *testing.T, a, b nous.Store) {
+	ctx := context.Background()
+	c := named(t, "deleted elsewhere", nil)
+	must(t, c.Save(ctx, a))
+	d := load(t, b, c.Log().ID())
+	must(t, a.Delete(ctx, c.Log().ID()))
+	if _, err := nous.Load(ctx, b, c.Log().ID()); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Load through the other handle of a deleted log: %v, want ErrNotFound", err)
+	}
+	must(t, d.AddMessage(nous.UserMessage("too late")))
+	if err := d.Save(ctx, b); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Save through the other handle of a deleted log: %v, want ErrNotFound", err)
+	}
+	if _, err := b.Lookup(ctx, "deleted elsewhere"); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("Lookup through the other handle of a deleted log's name: %v, want ErrNotFound", err)
+	}
+	must(t, named(t, "deleted elsewhere", nil).Save(ctx, b))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sync"
 
@@ -19,8 +20,9 @@ import (
 // backend the suite checks itself with, and a store for tests. It copies
 // what it is given and what it returns. The zero Memory is empty and ready.
 type Memory struct {
-	mu   sync.Mutex
-	logs map[uuid.UUID]*memoryLog
+	mu    sync.Mutex
+	logs  map[uuid.UUID]*memoryLog
+	names map[string]uuid.UUID // the logs with a name, by name
 }
 
 type memoryLog struct {
@@ -57,11 +59,21 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
 	}
 	if !ok {
+		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
+			return fmt.Errorf("log %s: %w", b.Info.ID, err)
+		}
+		if other, taken := m.names[b.Info.Name]; taken && b.Info.Name != "" {
+			return fmt.Errorf("log %s: the name %q is log %s's: %w", b.Info.ID, b.Info.Name, other, nous.ErrConflict)
+		}
 		if m.logs == nil {
-			m.logs = map[uuid.UUID]*memoryLog{}
+			m.logs, m.names = map[uuid.UUID]*memoryLog{}, map[string]uuid.UUID{}
 		}
 		l = &memoryLog{info: b.Info}
+		l.info.Labels = maps.Clone(b.Info.Labels)
 		m.logs[b.Info.ID] = l
+		if b.Info.Name != "" {
+			m.names[b.Info.Name] = b.Info.ID
+		}
 	}
 	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
@@ -81,7 +93,28 @@ func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stor
 		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
 	after = min(max(after, 0), int64(len(l.events)))
-	return nous.Stored{Info: l.info, State: bytes.Clone(l.state), Events: clone(l.events[after:])}, nil
+	return nous.Stored{Info: l.infoCopy(), State: bytes.Clone(l.state), Events: clone(l.events[after:])}, nil
+}
+
+// infoCopy returns l's info, its labels a copy.
+func (l *memoryLog) infoCopy() nous.LogInfo {
+	info := l.info
+	info.Labels = maps.Clone(l.info.Labels)
+	return info
+}
+
+// Lookup implements [nous.Store].
+func (m *Memory) Lookup(ctx context.Context, name string) (nous.LogInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nous.LogInfo{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.names[name]
+	if !ok || name == "" {
+		return nous.LogInfo{}, fmt.Errorf("no log is named %q: %w", name, nous.ErrNotFound)
+	}
+	return m.logs[id].infoCopy(), nil
 }
 
 // clone returns a copy of raw and of each of its elements.
@@ -103,8 +136,8 @@ func (m *Memory) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous
 		m.mu.Lock()
 		infos := make([]nous.LogInfo, 0, len(m.logs))
 		for id, l := range m.logs {
-			if bytes.Compare(id[:], opts.After[:]) > 0 {
-				infos = append(infos, l.info)
+			if bytes.Compare(id[:], opts.After[:]) > 0 && l.info.HasLabels(opts.Labels) {
+				infos = append(infos, l.infoCopy())
 			}
 		}
 		m.mu.Unlock()
@@ -131,9 +164,11 @@ func (m *Memory) Delete(ctx context.Context, id uuid.UUID) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.logs[id]; !ok {
+	l, ok := m.logs[id]
+	if !ok {
 		return fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
+	delete(m.names, l.info.Name)
 	delete(m.logs, id)
 	return nil
 }

@@ -8,5 +8,7 @@ import (
 )
 
 func TestMemory(t *testing.T) {
-	storetest.Run(t, func(*testing.T) nous.Store { return storetest.NewMemory() })
+	same := func(_ *testing.T, s nous.Store) nous.Store { return s } // its data lives as long as the value
+	storetest.Run(t, func(*testing.T) nous.Store { return storetest.NewMemory() },
+		storetest.WithReopen(same), storetest.WithSecondHandle(same))
 }

@@ -21,6 +21,7 @@ type Option func(*options)
 
 type options struct {
 	reopen func(t *testing.T, s nous.Store) nous.Store
+	second func(t *testing.T, s nous.Store) nous.Store
 }
 
 // WithReopen gives Run a way to reopen a store: reopen closes s and returns
@@ -28,6 +29,19 @@ type options struct {
 // through one handle loads, and saves on, through the next.
 func WithReopen(reopen func(t *testing.T, s nous.Store) nous.Store) Option {
 	return func(o *options) { o.reopen = reopen }
+}
+
+// WithSecondHandle gives Run a second live handle on a store's data:
+// second returns a handle, open beside s, that sees what s stores and
+// stores what s sees (another pool on one database, another Open of one
+// directory, from this process; a store that also serves other processes
+// proves that with tests of its own). Run then checks that writers racing
+// through both handles behave as through one: every batch stored once, one
+// save of two conflicting ones wins, a name is created once, and Watch
+// through one handle follows the saves made through the other. second
+// registers the handle's Close with t.Cleanup.
+func WithSecondHandle(second func(t *testing.T, s nous.Store) nous.Store) Option {
+	return func(o *options) { o.second = second }
 }
 
 // Run runs the suite. open returns a new, empty store for one subtest; the
@@ -73,11 +87,38 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"Recreated", testRecreated},
 		{"LostAcknowledgement", testLostAcknowledgement},
 		{"Watch", testWatch},
+		{"Names", testNames},
+		{"NamesRace", func(t *testing.T, s nous.Store) { testNamesRace(t, []nous.Store{s}) }},
+		{"ListLabels", testListLabels},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}
 	t.Run("SecondStore", func(t *testing.T) { testSecondStore(t, open(t), open(t)) })
+	t.Run("NamesReopen", func(t *testing.T) {
+		if o.reopen == nil {
+			t.Skip("no WithReopen")
+		}
+		testNamesReopen(t, open(t), o.reopen)
+	})
+	for _, tt := range []struct {
+		name string
+		run  func(t *testing.T, a, b nous.Store)
+	}{
+		{"RacingWriters", func(t *testing.T, a, b nous.Store) { testRacingWritersOn(t, []nous.Store{a, b}) }},
+		{"Conflict", testConflictTwoHandles},
+		{"NamesRace", func(t *testing.T, a, b nous.Store) { testNamesRace(t, []nous.Store{a, b}) }},
+		{"Watch", func(t *testing.T, a, b nous.Store) { testWatchOn(t, a, b) }},
+		{"Delete", testDeleteTwoHandles},
+	} {
+		t.Run("TwoHandles/"+tt.name, func(t *testing.T) {
+			if o.second == nil {
+				t.Skip("no WithSecondHandle")
+			}
+			s := open(t)
+			tt.run(t, s, o.second(t, s))
+		})
+	}
 }
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -14,8 +14,11 @@ import (
 // Watch yields the events stored after the seq asked for, then every batch
 // saved later, with no gap and no duplicate, and ctx's error once it is
 // done.
-func testWatch(t *testing.T, s nous.Store) {
-	w, ok := s.(nous.Watcher)
+func testWatch(t *testing.T, s nous.Store) { testWatchOn(t, s, s) }
+
+// testWatchOn watches through handle watched the saves made through s.
+func testWatchOn(t *testing.T, s, watched nous.Store) {
+	w, ok := watched.(nous.Watcher)
 	if !ok {
 		t.Skip("the store is not a nous.Watcher")
 	}

@@ -1,0 +1,69 @@
+package nous
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"unicode/utf8"
+)
+
+// The bounds of a log's name and labels ([WithLogName], [WithLogLabels]).
+const (
+	MaxNameBytes = 1024 // a name, a label's key or its value
+	MaxLabels    = 64   // labels of one log
+)
+
+// CheckName reports whether a store can keep name and labels as a log's:
+// nil, or an error wrapping [ErrInvalidName] that says what is wrong. The
+// empty name is no name. Save checks it before it writes; a [Store]
+// checks it in Append, as the rule every backend keeps.
+func CheckName(name string, labels map[string]string) error {
+	if !validName(name) {
+		return fmt.Errorf("the name %.40q is not valid UTF-8 of at most %d bytes without NUL: %w", name, MaxNameBytes, ErrInvalidName)
+	}
+	if len(labels) > MaxLabels {
+		return fmt.Errorf("%d labels, over %d: %w", len(labels), MaxLabels, ErrInvalidName)
+	}
+	for k, v := range labels {
+		if k == "" || !validName(k) || !validName(v) {
+			return fmt.Errorf("the label %.40q=%.40q: a key of 1 to %d bytes and a value of at most %d, valid UTF-8 without NUL: %w",
+				k, v, MaxNameBytes, MaxNameBytes, ErrInvalidName)
+		}
+	}
+	return nil
+}
+
+// validName reports whether s is valid UTF-8 of at most MaxNameBytes
+// bytes without NUL (which a PostgreSQL text cannot hold).
+func validName(s string) bool {
+	return len(s) <= MaxNameBytes && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// cloneLabels returns a copy of labels, nil for none.
+func cloneLabels(labels map[string]string) map[string]string {
+	if len(labels) == 0 {
+		return nil
+	}
+	return maps.Clone(labels)
+}
+
+// LoadByName loads the log s holds under name ([WithLogName]): [Load] of
+// the ID [Store.Lookup] finds. None is an error wrapping [ErrNotFound]; a
+// new session then starts with NewContext(WithLogName(name), ...), whose
+// first Save fails with [ErrConflict] if another process created the name
+// meanwhile (load it then).
+func LoadByName(ctx context.Context, s Store, name string) (*Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
+	}
+	info, err := s.Lookup(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
+	}
+	c, err := Load(ctx, s, info.ID)
+	if err == nil && c.log.name != name { // deleted and its ID reused by another log between the two calls: never
+		return nil, fmt.Errorf("nous: load log named %q: log %s is named %q: %w", name, info.ID, c.log.name, ErrConflict)
+	}
+	return c, err
+}
