@@ -2,11 +2,21 @@
 // per log, appended one frame per save, each frame with a length and a
 // checksum, and fsynced before a save returns.
 //
-// Only one process opens a directory at a time ([ErrLocked] for another).
+// Any number of processes may open one directory (on Linux, macOS and the
+// BSDs; on Windows, and on systems without flock, one process at a time:
+// [ErrLocked] for another). A log is locked, by an flock of its file, only
+// while a process writes it: processes serving different sessions never
+// wait on each other, and two saving one session behave as two replicas of
+// a database do: one save wins, the other gets [nous.ErrConflict]. Each
+// process keeps what it read of a log and checks the file (one stat) on
+// each use, so it sees the other processes' saves; [Store.Watch] sees them
+// within [PollInterval].
+//
 // A crash in the middle of a save leaves a torn last frame, which the next
-// Open cuts off: the log holds every save that returned nil. Damage anywhere
-// else is an error wrapping [nous.ErrCorrupt]. FORMAT.md specifies the
-// files.
+// writer of the log cuts off: the log holds every save that returned nil.
+// Damage anywhere else is an error wrapping [nous.ErrCorrupt]. Names are
+// kept in a subdirectory, names/, one file per name. FORMAT.md specifies
+// the files.
 package filestore
 
 import (
@@ -16,13 +26,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -33,8 +46,15 @@ import (
 // GiB): nothing of it is written; save more often.
 var ErrTooLarge = errors.New("filestore: batch too large for one frame")
 
-// ErrLocked reports a directory another process holds open.
+// ErrLocked reports a directory another process holds whole: on Windows,
+// and on systems without flock, any process that has it open; elsewhere, a
+// process of an earlier version of this package, which kept a directory to
+// one process.
 var ErrLocked = errors.New("filestore: directory is locked by another process")
+
+// PollInterval is how often [Store.Watch] looks at a log's file for the
+// saves of other processes; saves through the same Store wake it at once.
+const PollInterval = 50 * time.Millisecond
 
 // Option configures [Open].
 type Option func(*options)
@@ -95,8 +115,11 @@ const (
 type entry struct {
 	bytes    int64 // about what it holds in memory, as last counted
 	file     logFile
-	f        file  // the log file open for appending, after its first append
-	poisoned error // a write or fsync failed: the file's end is unknown until Open again
+	stat     os.FileInfo // the file it read (os.SameFile tells another one under its name)
+	seen     int64       // the file's size when it was last read: its whole frames, and a torn frame being written
+	f        file        // the log file open for appending, after its first append
+	fstat    os.FileInfo // the file f is
+	poisoned error       // a write or fsync failed: the file's end is unknown until Open again
 }
 
 // close closes e's file, if it is open.
@@ -109,11 +132,12 @@ func (e *entry) close() {
 
 const suffix = ".log"
 
-// Open opens the store in dir, creating dir when it does not exist, and
-// locks it: a second Open of dir, from another process, fails with an error
-// wrapping [ErrLocked] until Close. (On the few systems with neither flock
-// nor Windows' file sharing, such as Plan 9, Solaris or WebAssembly, there
-// is no lock: open a directory from one process only.)
+// Open opens the store in dir, creating dir when it does not exist. Any
+// number of processes may open one directory at once, but on Windows and
+// on systems without flock (where a second process's Open fails with an
+// error wrapping [ErrLocked] until the first closes it; on Plan 9, Solaris
+// or WebAssembly, which have no lock at all, open a directory from one
+// process only).
 func Open(dir string, opts ...Option) (*Store, error) {
 	s := &Store{dir: dir, fs: osFS{}, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{},
 		recent: list.New(), elems: map[uuid.UUID]*list.Element{}}
@@ -129,7 +153,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		s.opts.cacheBytes = maxCachedBytes
 	}
 	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, namesDir), 0o755); err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
 	}
 	if errors.Is(statErr, os.ErrNotExist) && !s.opts.noSync {
@@ -138,19 +162,28 @@ func Open(dir string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
 		}
 	}
-	unlock, err := lock(filepath.Join(dir, "LOCK"))
+	unlock, err := lockDir(filepath.Join(dir, "LOCK"))
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
 	}
 	s.unlock = unlock
-	// A crash while a log was being created leaves its temporary file: the
-	// log never appeared, so the file goes.
-	tmps, _ := filepath.Glob(filepath.Join(dir, "*"+suffix+".tmp"))
-	for _, tmp := range tmps {
-		os.Remove(tmp)
+	// A crash while a file was being made leaves its temporary file: the
+	// file never appeared, so it goes, once it is old enough that no
+	// process can still be writing it.
+	for _, pattern := range []string{filepath.Join(dir, "*.tmp"), filepath.Join(dir, namesDir, "*.tmp")} {
+		tmps, _ := filepath.Glob(pattern)
+		for _, tmp := range tmps {
+			if fi, err := os.Stat(tmp); err == nil && time.Since(fi.ModTime()) > staleTmp {
+				os.Remove(tmp)
+			}
+		}
 	}
 	return s, nil
 }
+
+// staleTmp is the age past which Open removes a temporary file: no write
+// of one takes that long.
+const staleTmp = 10 * time.Minute
 
 // Close releases the directory. The store must not be used afterwards.
 func (s *Store) Close() error {
@@ -171,23 +204,63 @@ func (s *Store) Close() error {
 
 func (s *Store) path(id uuid.UUID) string { return filepath.Join(s.dir, id.String()+suffix) }
 
-// load returns the entry of log id, reading its file the first time, and
-// nil when the store does not hold the log. s.mu is held.
-func (s *Store) load(id uuid.UUID) (*entry, error) {
+// tmpName returns a temporary file's name for the file name: a random
+// one, so that processes making the same file do not share it.
+func tmpName(name string) string {
+	return fmt.Sprintf("%s.%s.tmp", name, strings.ReplaceAll(uuid.NewString()[:13], "-", ""))
+}
+
+// current returns the entry of log id as its file is now, reading the file
+// the first time, what was appended since the last time, or all of it when
+// another file took its name (deleted and saved again); nil when the store
+// does not hold the log. It costs a stat when nothing changed. s.mu is
+// held.
+func (s *Store) current(id uuid.UUID) (*entry, error) {
 	if s.closed {
 		return nil, errors.New("filestore: the store is closed")
 	}
-	if e, ok := s.logs[id]; ok {
-		if e.poisoned != nil {
-			return nil, fmt.Errorf("filestore: log %s: an earlier write failed (%v); open the store again", id, e.poisoned)
+	e, ok := s.logs[id]
+	if ok && e.poisoned != nil {
+		return nil, fmt.Errorf("filestore: log %s: an earlier write failed (%v); open the store again", id, e.poisoned)
+	}
+	fi, err := os.Stat(s.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		s.drop(id)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if ok && os.SameFile(fi, e.stat) {
+		if fi.Size() != e.seen {
+			if err := s.extend(id, e); err != nil {
+				s.drop(id)
+				return nil, err
+			}
 		}
 		s.used(id)
 		return e, nil
 	}
-	b, err := os.ReadFile(s.path(id))
+	s.drop(id)
+	return s.read(id)
+}
+
+// read reads the file of log id whole into a new entry; nil when there is
+// none. s.mu is held.
+func (s *Store) read(id uuid.UUID) (*entry, error) {
+	f, err := os.Open(s.path(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
@@ -198,19 +271,62 @@ func (s *Store) load(id uuid.UUID) (*entry, error) {
 	if lf.info.ID != id {
 		return nil, fmt.Errorf("filestore: log %s: the file holds log %s: %w", id, lf.info.ID, nous.ErrCorrupt)
 	}
-	if lf.torn {
-		if err := s.cut(id, lf.good); err != nil {
-			return nil, err
-		}
-	}
 	// The state and the calls a file of version 1 keeps apart are slices
 	// of b: copied, so that the file's content, events included, is not
 	// kept in memory.
 	lf.state, lf.calls = bytes.Clone(lf.state), cloneEvents(lf.calls)
-	e := &entry{file: lf}
+	e := &entry{file: lf, stat: fi, seen: int64(len(b))}
 	s.logs[id] = e
 	s.used(id)
 	return e, nil
+}
+
+// extend reads what was appended to the file of log id, entry e, since it
+// was read: the frames another process saved. s.mu is held.
+func (s *Store) extend(id uuid.UUID, e *entry) error {
+	f, err := os.Open(s.path(id))
+	if err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if !os.SameFile(fi, e.stat) {
+		return fmt.Errorf("filestore: log %s: replaced while read: %w", id, errReplaced)
+	}
+	b := make([]byte, max(fi.Size()-e.file.good, 0))
+	if _, err := f.ReadAt(b, e.file.good); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	before := len(e.file.frames)
+	if err := e.file.extend(b, e.file.good); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if len(e.file.frames) > before { // the state and calls of the new frames are slices of b
+		e.file.state, e.file.calls = bytes.Clone(e.file.state), cloneEvents(e.file.calls)
+	}
+	e.seen = e.file.good
+	if e.file.torn {
+		e.seen = fi.Size()
+	}
+	if len(e.file.frames) > before {
+		s.notify(id) // a save of another process, seen here first
+	}
+	return nil
+}
+
+// errReplaced reports a log file another took the name of as it was read.
+var errReplaced = errors.New("the file was replaced")
+
+// drop forgets what s read of log id. s.mu is held.
+func (s *Store) drop(id uuid.UUID) {
+	if e, ok := s.logs[id]; ok {
+		e.close()
+		s.forget(id, e)
+		delete(s.logs, id)
+	}
 }
 
 // used marks log id, in s.logs, the most recently used, counts what it
@@ -263,7 +379,134 @@ func sumBytes(calls []json.RawMessage) int64 {
 	return n
 }
 
+// Append implements [nous.Store]: one frame, written and fsynced before it
+// returns, under the log's lock.
+func (s *Store) Append(ctx context.Context, b nous.Batch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	id := b.Info.ID
+	if id == uuid.Nil || b.Info.Incarnation == uuid.Nil {
+		return errors.New("filestore: a batch of the nil log ID or incarnation")
+	}
+	if b.Info.Head != b.After+int64(len(b.Events)) {
+		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.current(id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case b.Info.Revision <= 1 && e != nil:
+		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
+	case b.Info.Revision > 1 && e == nil:
+		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	case e == nil && (b.After != 0 || b.Info.Revision != 1):
+		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
+	case e == nil:
+		return s.create(ctx, b)
+	}
+	unlock, err := s.lock(ctx, id, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if e = s.logs[id]; e == nil { // deleted as it waited
+		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	}
+	if i := &e.file.info; i.Head != b.After || i.Revision != b.Info.Revision-1 || i.Incarnation != b.Info.Incarnation {
+		return fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
+			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
+	}
+	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
+	if err := checkFrame(&f); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	buf := appendFrame(nil, &f, e.file.version)
+	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
+		return err
+	}
+	if err := s.write(id, e, buf); err != nil {
+		e.poisoned = err
+		e.close()
+		s.forget(id, e)
+		return err
+	}
+	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: b.Events}
+	if err := e.file.add(&stored, e.file.good); err != nil {
+		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
+		e.close()
+		s.forget(id, e)
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	e.file.good += int64(len(buf))
+	e.seen = e.file.good
+	s.used(id)
+	s.notify(id)
+	return nil
+}
+
+// lock takes the lock of log id, whose entry is e, for a write: an flock
+// of its file, waiting while another process writes it, and brings e up to
+// date with the file as it is then (s.logs[id] is nil when it went meanwhile). A torn
+// frame at its end is a writer's that died: lock cuts it. It returns the
+// function that releases the lock. s.mu is held.
+func (s *Store) lock(ctx context.Context, id uuid.UUID, e *entry) (unlock func(), err error) {
+	for {
+		lf, err := os.Open(s.path(id))
+		if errors.Is(err, os.ErrNotExist) {
+			s.drop(id)
+			return func() {}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		if err := lockFile(ctx, lf); err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		locked, err := lf.Stat()
+		if err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		if fi, err := os.Stat(s.path(id)); err != nil || !os.SameFile(fi, locked) {
+			lf.Close() // deleted, or another file under its name, as it waited: again
+			if e, err = s.current(id); err != nil || e == nil {
+				return func() {}, err
+			}
+			continue
+		}
+		if !os.SameFile(locked, e.stat) {
+			if e, err = s.current(id); err != nil || e == nil {
+				lf.Close()
+				return func() {}, err
+			}
+		} else if locked.Size() != e.seen {
+			if err := s.extend(id, e); err != nil {
+				lf.Close()
+				s.drop(id)
+				return nil, err
+			}
+		}
+		if e.f != nil && !os.SameFile(e.fstat, locked) {
+			e.close()
+		}
+		if e.file.torn {
+			if err := s.cut(id, e.file.good); err != nil {
+				lf.Close()
+				return nil, err
+			}
+			e.file.torn, e.seen = false, e.file.good
+		}
+		return func() { lf.Close() }, nil // closing the file releases the lock
+	}
+}
+
 // cut truncates the file of log id to n bytes, cutting a torn last frame.
+// The log's lock is held.
 func (s *Store) cut(id uuid.UUID, n int64) error {
 	f, err := os.OpenFile(s.path(id), os.O_WRONLY, 0)
 	if err != nil {
@@ -278,78 +521,6 @@ func (s *Store) cut(id uuid.UUID, n int64) error {
 			return fmt.Errorf("filestore: log %s: cut a torn frame: %w", id, err)
 		}
 	}
-	return nil
-}
-
-// Append implements [nous.Store]: one frame, written and fsynced before it
-// returns.
-func (s *Store) Append(ctx context.Context, b nous.Batch) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	id := b.Info.ID
-	if id == uuid.Nil || b.Info.Incarnation == uuid.Nil {
-		return errors.New("filestore: a batch of the nil log ID or incarnation")
-	}
-	if b.Info.Head != b.After+int64(len(b.Events)) {
-		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.load(id)
-	if err != nil {
-		return err
-	}
-	switch {
-	case b.Info.Revision <= 1 && e != nil:
-		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
-	case b.Info.Revision > 1 && e == nil:
-		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
-	case e == nil && (b.After != 0 || b.Info.Revision != 1):
-		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
-	case e != nil && (e.file.info.Head != b.After || e.file.info.Revision != b.Info.Revision-1 || e.file.info.Incarnation != b.Info.Incarnation):
-		i := &e.file.info
-		return fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
-			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
-	}
-	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
-	if err := checkFrame(&f); err != nil {
-		return fmt.Errorf("filestore: log %s: %w", id, err)
-	}
-	version := byte(2)
-	if e != nil {
-		version = e.file.version
-	}
-	buf := appendFrame([]byte(magic), &f, version)
-	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
-		return err
-	}
-	if e == nil {
-		if err := s.create(id, buf); err != nil {
-			if errors.As(err, new(errRenamed)) {
-				s.logs[id] = &entry{poisoned: err}
-				s.forget(id, nil)
-			}
-			return err
-		}
-		e = &entry{file: logFile{version: 2, good: int64(len(magic))}}
-		s.logs[id] = e
-	} else if err := s.write(id, e, buf[len(magic):]); err != nil {
-		e.poisoned = err
-		e.close()
-		s.forget(id, e)
-		return err
-	}
-	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: b.Events}
-	if err := e.file.add(&stored, e.file.good); err != nil {
-		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
-		e.close()
-		s.forget(id, e)
-		return fmt.Errorf("filestore: log %s: %w", id, err)
-	}
-	e.file.good += int64(len(buf) - len(magic))
-	s.used(id)
-	s.notify(id)
 	return nil
 }
 
@@ -368,17 +539,72 @@ func cloneEvents(events []json.RawMessage) []json.RawMessage {
 	return out
 }
 
-// create writes a new log file: to a temporary file, fsynced, renamed into
-// place, and the directory fsynced, so that the log appears whole or not at
-// all.
-func (s *Store) create(id uuid.UUID, content []byte) error {
-	tmp := s.path(id) + ".tmp"
+// create writes the new log of batch b: its name first, when it has one
+// (see claim), then its file, to a temporary file, fsynced, linked into
+// place (which fails when the name is taken: another process created the
+// log first), and the directory fsynced, so that the log appears whole or
+// not at all. s.mu is held.
+func (s *Store) create(ctx context.Context, b nous.Batch) error {
+	id := b.Info.ID
+	if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	f := frame{info: b.Info, after: 0, state: b.State, events: b.Events}
+	if err := checkFrame(&f); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	content := appendFrame([]byte(magic), &f, 3)
+	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
+		return err
+	}
+	release := func(bool) error { return nil }
+	if b.Info.Name != "" {
+		var err error
+		if release, err = s.claim(ctx, id, b.Info.Name); err != nil {
+			return err
+		}
+	}
+	err := s.createFile(id, content)
+	if rerr := release(err == nil || errors.As(err, new(errRenamed))); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		if errors.As(err, new(errRenamed)) {
+			s.logs[id] = &entry{poisoned: err}
+			s.forget(id, nil)
+		}
+		return err
+	}
+	stored := frame{info: b.Info, state: bytes.Clone(b.State), events: b.Events}
+	stored.info.Labels = maps.Clone(b.Info.Labels)
+	e := &entry{file: logFile{version: 3, good: int64(len(magic))}}
+	if err := e.file.add(&stored, e.file.good); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err) // checked by checkFrame: never
+	}
+	e.file.good += int64(len(content) - len(magic))
+	if fi, err := os.Stat(s.path(id)); err == nil {
+		e.stat, e.seen = fi, e.file.good
+		s.logs[id] = e
+		s.used(id)
+	}
+	s.notify(id)
+	return nil
+}
+
+// createFile writes content as the file of log id: aside, fsynced, linked
+// into place, the directory fsynced.
+func (s *Store) createFile(id uuid.UUID, content []byte) error {
+	tmp := tmpName(s.path(id))
 	if err := s.writeFile(tmp, content); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	if err := s.fs.rename(tmp, s.path(id)); err != nil {
-		os.Remove(tmp)
+	err := s.fs.link(tmp, s.path(id))
+	os.Remove(tmp)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("filestore: log %s exists (created by another process): %w", id, nous.ErrConflict)
+	}
+	if err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	if err := s.syncDir(); err != nil {
@@ -414,14 +640,20 @@ func (s *Store) writeFile(name string, content []byte) error {
 }
 
 // write appends a frame to the file of log id, which stays open for the
-// next save, and fsyncs it. On error the caller poisons the log.
+// next save, and fsyncs it. The log's lock is held. On error the caller
+// poisons the log.
 func (s *Store) write(id uuid.UUID, e *entry, frame []byte) error {
 	if e.f == nil {
 		f, err := s.fs.openAppend(s.path(id))
 		if err != nil {
 			return fmt.Errorf("filestore: log %s: %w", id, err)
 		}
-		e.f = f
+		fi, err := os.Stat(s.path(id)) // the file the lock holds, which no one can replace
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		e.f, e.fstat = f, fi
 		s.open = slices.DeleteFunc(s.open, func(o uuid.UUID) bool { return o == id || s.logs[o] == nil || s.logs[o].f == nil })
 		s.open = append(s.open, id)
 		if len(s.open) > maxOpen {
@@ -474,24 +706,46 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.load(id)
-	if err != nil {
-		return nous.Stored{}, err
+	for range 3 { // another file under its name as it reads: again
+		e, err := s.current(id)
+		if err != nil {
+			return nous.Stored{}, err
+		}
+		if e == nil {
+			return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+		}
+		st := nous.Stored{Info: infoOf(e), State: e.file.stateWithCalls()}
+		if after >= e.file.info.Head {
+			return st, nil
+		}
+		// The first stored seq of a fork's file is 1, like any log's.
+		f, err := os.Open(s.path(id))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		fi, err := f.Stat()
+		if err == nil && !os.SameFile(fi, e.stat) {
+			f.Close()
+			continue
+		}
+		st.Events, err = e.file.eventsAfter(f, max(after, 0))
+		f.Close()
+		if err != nil {
+			return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		return st, nil
 	}
-	if e == nil {
-		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
-	}
-	// The first stored seq of a fork's file is 1, like any log's.
-	f, err := os.Open(s.path(id))
-	if err != nil {
-		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
-	}
-	defer f.Close()
-	events, err := e.file.eventsAfter(f, max(after, 0))
-	if err != nil {
-		return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, err)
-	}
-	return nous.Stored{Info: e.file.info, State: e.file.stateWithCalls(), Events: events}, nil
+	return nous.Stored{}, fmt.Errorf("filestore: log %s: the file changed under every read: %w", id, errReplaced)
+}
+
+// infoOf returns the info of the log of entry e, its labels a copy.
+func infoOf(e *entry) nous.LogInfo {
+	info := e.file.info
+	info.Labels = maps.Clone(info.Labels)
+	return info
 }
 
 // List implements [nous.Store].
@@ -524,14 +778,14 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 				return
 			}
 			s.mu.Lock()
-			e, err := s.load(id)
+			e, err := s.current(id)
 			info := nous.LogInfo{ID: id} // with an error: which log, so a caller can page past it
 			if e != nil {
-				info = e.file.info
+				info = infoOf(e)
 			}
 			s.mu.Unlock()
-			if e == nil && err == nil {
-				continue // deleted, or never whole
+			if e == nil && err == nil || err == nil && !info.HasLabels(opts.Labels) {
+				continue // deleted, or never whole; or not selected
 			}
 			n++
 			if !yield(info, err) || err != nil {
@@ -541,7 +795,8 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 	}
 }
 
-// Delete implements [nous.Store].
+// Delete implements [nous.Store]: under the log's lock, so that no process
+// writes it as it goes; then its name is freed.
 func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -553,21 +808,40 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	}
 	// The file goes whatever it holds: a poisoned or corrupt log may be
 	// deleted too, without being read.
-	if e, ok := s.logs[id]; ok {
-		e.close()
-		s.forget(id, e)
+	name := ""
+	if e, ok := s.logs[id]; ok && e.poisoned == nil {
+		name = e.file.info.Name
 	}
-	err := os.Remove(s.path(id))
+	s.drop(id)
+	lf, err := os.Open(s.path(id))
 	if errors.Is(err, os.ErrNotExist) {
-		delete(s.logs, id)
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	delete(s.logs, id)
+	defer lf.Close()
+	if err := lockFile(ctx, lf); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if first, err := firstFrameInfo(lf); err == nil {
+		name = first.Name
+	}
+	err = os.Remove(s.path(id))
+	if errors.Is(err, os.ErrNotExist) { // another process deleted it as this one waited
+		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
 	s.notify(id)
-	return s.syncDir()
+	if err := s.syncDir(); err != nil {
+		return err
+	}
+	if name != "" {
+		return s.unname(ctx, id, name)
+	}
+	return nil
 }
 
 // notify wakes the watchers of log id. s.mu is held.
@@ -578,8 +852,9 @@ func (s *Store) notify(id uuid.UUID) {
 	}
 }
 
-// Watch implements [nous.Watcher] for the saves made through s. A log that
-// is deleted, or deleted and saved again, ends it with an error wrapping
+// Watch implements [nous.Watcher]: saves through s wake it at once, those
+// of other processes within [PollInterval]. A log that is deleted, or
+// deleted and saved again, ends it with an error wrapping
 // [nous.ErrNotFound].
 func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[nous.Event, error] {
 	return func(yield func(nous.Event, error) bool) {
@@ -594,6 +869,12 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 			}
 			s.mu.Unlock()
 		}()
+		var poll <-chan time.Time
+		if shared {
+			t := time.NewTicker(PollInterval)
+			defer t.Stop()
+			poll = t.C
+		}
 		var incarnation uuid.UUID // of the log watched: another under its ID ends the watch
 		for {
 			s.mu.Lock()
@@ -625,6 +906,7 @@ func (s *Store) Watch(ctx context.Context, id uuid.UUID, after int64) iter.Seq2[
 			}
 			select {
 			case <-ch:
+			case <-poll:
 			case <-ctx.Done():
 				yield(nous.Event{}, ctx.Err())
 				return

@@ -29,18 +29,22 @@ func open(t *testing.T, dir string, opts ...filestore.Option) *filestore.Store {
 
 func TestConformance(t *testing.T) {
 	dirs := map[nous.Store]string{}
-	storetest.Run(t, func(t *testing.T) nous.Store {
-		dir := t.TempDir()
-		s := open(t, dir)
-		dirs[s] = dir
-		return s
-	}, storetest.WithReopen(func(t *testing.T, s nous.Store) nous.Store {
+	opts := []storetest.Option{storetest.WithReopen(func(t *testing.T, s nous.Store) nous.Store {
 		dir := dirs[s]
 		s.(*filestore.Store).Close()
 		again := open(t, dir)
 		dirs[again] = dir
 		return again
-	}))
+	})}
+	if filestore.Shared {
+		opts = append(opts, storetest.WithSecondHandle(func(t *testing.T, s nous.Store) nous.Store { return open(t, dirs[s]) }))
+	}
+	storetest.Run(t, func(t *testing.T) nous.Store {
+		dir := t.TempDir()
+		s := open(t, dir)
+		dirs[s] = dir
+		return s
+	}, opts...)
 }
 
 func TestConformanceWithoutSync(t *testing.T) {
@@ -162,21 +166,25 @@ func TestEveryByteFlipped(t *testing.T) {
 	}
 }
 
-// A second Open of a held directory, from another process, fails with
-// ErrLocked; once the first closes, it opens.
+// Processes share a directory: a second process opens one this process
+// holds. Only an exclusive lock of the directory, as a version of this
+// package that kept a directory to one process takes, is ErrLocked.
 func TestLocked(t *testing.T) {
 	if os.Getenv("NOUS_FILESTORE_LOCK_CHILD") != "" {
-		_, err := filestore.Open(os.Getenv("NOUS_FILESTORE_LOCK_CHILD"))
+		s, err := filestore.Open(os.Getenv("NOUS_FILESTORE_LOCK_CHILD"))
 		if errors.Is(err, filestore.ErrLocked) {
 			os.Exit(3)
 		}
+		if err != nil {
+			os.Exit(2)
+		}
+		s.Close()
 		os.Exit(0)
 	}
-	dir := t.TempDir()
-	s, err := filestore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
+	if !filestore.Shared {
+		t.Skip("processes do not share a directory on this system")
 	}
+	dir := t.TempDir()
 	child := func() int {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLocked$")
 		cmd.Env = append(os.Environ(), "NOUS_FILESTORE_LOCK_CHILD="+dir)
@@ -190,12 +198,21 @@ func TestLocked(t *testing.T) {
 		}
 		return 0
 	}
-	if code := child(); code != 3 {
-		t.Fatalf("a second process opened a held directory (exit %d)", code)
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := child(); code != 0 {
+		t.Fatalf("a second process could not open a shared directory (exit %d)", code)
 	}
 	s.Close()
+	release := filestore.LockExclusively(t, dir)
+	if code := child(); code != 3 {
+		t.Fatalf("a process opened a directory another holds exclusively (exit %d)", code)
+	}
+	release()
 	if code := child(); code != 0 {
-		t.Fatalf("a second process could not open a released directory (exit %d)", code)
+		t.Fatalf("a process could not open a released directory (exit %d)", code)
 	}
 }
 
@@ -275,18 +292,28 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-// A temporary file a crash left while creating a log is removed on Open,
-// and the log it was for does not exist.
+// A temporary file a crash left while creating a log is removed on Open
+// once it is older than any write takes (a younger one may be another
+// process's, being written), and the log it was for does not exist.
 func TestOpenRemovesTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
 	id := uuid.Must(uuid.NewV7())
-	tmp := filepath.Join(dir, id.String()+".log.tmp")
-	if err := os.WriteFile(tmp, []byte("NOUSLOG\x01half"), 0o644); err != nil {
+	old, young := filepath.Join(dir, id.String()+".log.0123456789ab.tmp"), filepath.Join(dir, id.String()+".log.ba9876543210.tmp")
+	for _, tmp := range []string{old, young} {
+		if err := os.WriteFile(tmp, []byte("NOUSLOG\x03half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
 		t.Fatal(err)
 	}
 	s := open(t, dir)
-	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the temporary file is still there: %v", err)
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the old temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Fatalf("a young temporary file was removed: %v", err)
 	}
 	if _, err := nous.Load(context.Background(), s, id); !errors.Is(err, nous.ErrNotFound) {
 		t.Fatal(err)

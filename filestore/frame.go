@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -18,7 +19,7 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// The on-disk format, version 2 (FORMAT.md, "The file store"): a log file
+// The on-disk format, version 3 (FORMAT.md, "The file store"): a log file
 // starts with the 8 bytes of magic, then holds one frame per save:
 //
 //	length  uint32, big-endian: the number of bytes of the payload
@@ -30,8 +31,14 @@ import (
 //
 //	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
 //	incarnation [16]byte, after int64, head int64, revision int64, updated at int64 (Unix ns),
+//	name length uint32, name, label count uint32, then per label: key length uint32, key,
+//	value length uint32, value (the log's name and labels in its first frame; none in the others),
 //	state length uint32, state,
 //	event count uint32, then per event: length uint32, the event's JSON.
+//
+// A file of version 2, which an earlier version wrote, has the same layout
+// without the name and the labels, and is appended to in its own version:
+// its log has no name.
 //
 // A file of version 1, which an earlier version wrote, has the same layout
 // but for a section between the state and the events: the tool calls it
@@ -41,7 +48,8 @@ import (
 // frame with an empty section at index 0: the calls are events since Load
 // recorded them.
 const (
-	magic   = "NOUSLOG\x02"
+	magic   = "NOUSLOG\x03"
+	magicV2 = "NOUSLOG\x02"
 	magicV1 = "NOUSLOG\x01"
 )
 
@@ -74,7 +82,7 @@ var maxPayload = int64(math.MaxUint32)
 // within maxPayload (so every length in it fits a uint32 too), and its
 // times within the Unix nanoseconds an int64 holds (years 1678 to 2262).
 func checkFrame(f *frame) error {
-	size := int64(3*16 + 6*8 + 4 + len(f.state) + 4 + 8)
+	size := int64(3*16 + 6*8 + labelsBytes(&f.info) + 4 + len(f.state) + 4 + 8)
 	for _, e := range f.events {
 		size += 4 + int64(len(e))
 	}
@@ -101,7 +109,7 @@ var (
 // appendFrame appends the encoding of f, a frame of a file of the given
 // version (1 or 2), to dst.
 func appendFrame(dst []byte, f *frame, version byte) []byte {
-	size := frameHeader + 3*16 + 6*8 + 4 + len(f.state) + 4 + 8
+	size := frameHeader + 3*16 + 6*8 + labelsBytes(&f.info) + 4 + len(f.state) + 4 + 8
 	for _, e := range append(f.events, f.calls...) {
 		size += 4 + len(e)
 	}
@@ -117,6 +125,17 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Head))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Revision))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
+	if version >= 3 {
+		name, labels := "", []string(nil)
+		if f.after == 0 { // the first frame: the log's
+			name, labels = f.info.Name, sortedLabels(f.info.Labels)
+		}
+		dst = appendString(binary.BigEndian.AppendUint32(dst, uint32(len(name))), name)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(labels)/2))
+		for _, s := range labels {
+			dst = appendString(binary.BigEndian.AppendUint32(dst, uint32(len(s))), s)
+		}
+	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
 	dst = append(dst, f.state...)
 	if version == 1 { // Append keeps no calls apart: an empty list at index 0 drops those the file kept
@@ -132,6 +151,26 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 }
 
 // appendList appends a count and each item with its length.
+func appendString(dst []byte, s string) []byte { return append(dst, s...) }
+
+// sortedLabels returns labels as key, value, key, value, ..., by key.
+func sortedLabels(labels map[string]string) []string {
+	out := make([]string, 0, 2*len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		out = append(out, k, labels[k])
+	}
+	return out
+}
+
+// labelsBytes returns the bytes the name and labels take in a frame.
+func labelsBytes(info *nous.LogInfo) int {
+	n := 4 + len(info.Name) + 4
+	for k, v := range info.Labels {
+		n += 8 + len(k) + len(v)
+	}
+	return n
+}
+
 func appendList(dst []byte, items []json.RawMessage) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(items)))
 	for _, e := range items {
@@ -178,6 +217,20 @@ func decodePayload(p []byte, version byte) (frame, error) {
 	f.info.Head = r.int64()
 	f.info.Revision = r.int64()
 	f.info.UpdatedAt = unixNano(r.int64())
+	if version >= 3 {
+		f.info.Name = string(r.next(int(r.uint32())))
+		for n := r.uint32(); n > 0 && r.err == nil; n-- {
+			k := string(r.next(int(r.uint32())))
+			v := string(r.next(int(r.uint32())))
+			if f.info.Labels == nil {
+				f.info.Labels = map[string]string{}
+			}
+			if _, dup := f.info.Labels[k]; dup && r.err == nil {
+				r.err = fmt.Errorf("the label %q twice", k)
+			}
+			f.info.Labels[k] = v
+		}
+	}
 	f.state = r.next(int(r.uint32()))
 	if version == 1 {
 		f.callsAt = int(r.uint32())
@@ -245,7 +298,7 @@ func (r *reader) int64() int64 {
 // logFile is what a log file holds: its frames, checked, in order, and the
 // length of its good prefix.
 type logFile struct {
-	version byte // of the file's format: 1 or 2
+	version byte // of the file's format: 1, 2 or 3
 	info    nous.LogInfo
 	state   []byte
 	calls   []json.RawMessage // version 1: the tool calls kept apart
@@ -266,32 +319,46 @@ func parseLog(b []byte) (logFile, error) {
 	var lf logFile
 	switch {
 	case len(b) >= len(magic) && string(b[:len(magic)]) == magic:
+		lf.version = 3
+	case len(b) >= len(magicV2) && string(b[:len(magicV2)]) == magicV2:
 		lf.version = 2
 	case len(b) >= len(magicV1) && string(b[:len(magicV1)]) == magicV1:
 		lf.version = 1
 	default:
-		return lf, fmt.Errorf("not a log file of version 1 or 2 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
+		return lf, fmt.Errorf("not a log file of version 1, 2 or 3 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
 	}
-	off := int64(len(magic))
-	lf.good = off
-	for off < int64(len(b)) {
+	lf.good = int64(len(magic))
+	if err := lf.extend(b[len(magic):], lf.good); err != nil {
+		return lf, err
+	}
+	return lf, nil
+}
+
+// extend adds the frames of b, the bytes of the file from offset base
+// (lf.good: where its whole frames end) on, to lf. A torn last frame (one
+// a crash, or a writer still writing, cut short) is left out, and marked
+// with lf.torn: the next writer, holding the log's lock, cuts it. A torn
+// first frame is damage: a log file appears whole, by a rename.
+func (lf *logFile) extend(b []byte, base int64) error {
+	lf.torn = false
+	for off := int64(0); off < int64(len(b)); {
 		f, n, err := readFrame(b[off:], lf.version)
 		last := errors.Is(err, errTorn) || (errors.Is(err, errChecksum) && off+int64(n) == int64(len(b))) ||
 			(err != nil && zeros(b[off:])) // the file grew before its bytes were written
-		if last && off > int64(len(magic)) {
-			lf.torn = true // the last frame: a crash cut its write short
-			break
+		if last && base+off > int64(len(magic)) {
+			lf.torn = true // the last frame: cut short
+			return nil
 		}
 		if err != nil {
-			return lf, fmt.Errorf("frame at offset %d: %v: %w", off, err, nous.ErrCorrupt)
+			return fmt.Errorf("frame at offset %d: %v: %w", base+off, err, nous.ErrCorrupt)
 		}
-		if err := lf.add(&f, off); err != nil {
-			return lf, fmt.Errorf("frame at offset %d: %v: %w", off, err, nous.ErrCorrupt)
+		if err := lf.add(&f, base+off); err != nil {
+			return fmt.Errorf("frame at offset %d: %v: %w", base+off, err, nous.ErrCorrupt)
 		}
 		off += int64(n)
-		lf.good = off
+		lf.good = base + off
 	}
-	return lf, nil
+	return nil
 }
 
 // frameAt is where a frame of a log file starts, and the seq it follows.

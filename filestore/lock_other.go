@@ -2,6 +2,15 @@
 
 package filestore
 
-// lock does not lock on this platform: only one process must open a
-// directory.
-func lock(string) (func() error, error) { return func() error { return nil }, nil }
+import (
+	"context"
+	"os"
+)
+
+// shared says that processes share a directory: not on this platform,
+// which has no lock; only one process must open a directory.
+const shared = false
+
+func lockDir(string) (func() error, error) { return func() error { return nil }, nil }
+
+func lockFile(ctx context.Context, _ *os.File) error { return ctx.Err() }

@@ -3,19 +3,24 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
 )
 
+// shared says that processes share a directory. On Windows they do not:
+// one process opens it at a time (lockDir).
+const shared = false
+
 // errSharingViolation is ERROR_SHARING_VIOLATION, which package syscall
 // does not name.
 const errSharingViolation = syscall.Errno(32)
 
-// lock opens the file name, which it creates, without sharing it, so that a
+// lockDir opens the file name, which it creates, without sharing it, so that a
 // second open, from any process, fails until the returned function closes
 // it: ErrLocked.
-func lock(name string) (func() error, error) {
+func lockDir(name string) (func() error, error) {
 	p, err := syscall.UTF16PtrFromString(name)
 	if err != nil {
 		return nil, err
@@ -29,3 +34,6 @@ func lock(name string) (func() error, error) {
 	}
 	return func() error { return syscall.CloseHandle(h) }, nil
 }
+
+// lockFile locks nothing: the directory is this process's alone.
+func lockFile(ctx context.Context, _ *os.File) error { return ctx.Err() }

@@ -17,7 +17,8 @@ type fileSystem interface {
 	create(name string) (file, error)     // a new file, or an old one emptied, to write
 	openAppend(name string) (file, error) // an existing file, to append to
 	rename(from, to string) error
-	syncDir(dir string) error // fsync directory dir, so that its names survive a crash
+	link(from, to string) error // a second name of from, to, which must not exist
+	syncDir(dir string) error   // fsync directory dir, so that its names survive a crash
 }
 
 // osFS is the file system of the operating system.
@@ -32,5 +33,7 @@ func (osFS) openAppend(name string) (file, error) {
 }
 
 func (osFS) rename(from, to string) error { return os.Rename(from, to) }
+
+func (osFS) link(from, to string) error { return os.Link(from, to) }
 
 func (osFS) syncDir(dir string) error { return syncDirectory(dir) }

@@ -89,6 +89,20 @@ func (fs *testFS) rename(from, to string) error {
 	return nil
 }
 
+func (fs *testFS) link(from, to string) error {
+	if err := fs.osFS.link(from, to); err != nil {
+		return err
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	a, b := filepath.Base(from), filepath.Base(to)
+	fs.written[b], fs.synced[b] = fs.written[a], fs.synced[a]
+	delete(fs.written, a)
+	delete(fs.synced, a)
+	fs.ops = append(fs.ops, "link "+a+" "+b)
+	return nil
+}
+
 func (fs *testFS) syncDir(dir string) error {
 	fs.mu.Lock()
 	fail, err := fs.fail, fs.err
