@@ -31,6 +31,10 @@ func TestConformance(t *testing.T) {
 		again := open(t, dsns[s])
 		dsns[again] = dsns[s]
 		return again
+	}), storetest.WithSecondHandle(func(t *testing.T, s nous.Store) nous.Store {
+		// Another Store, with a pool of its own, on s's schema: as another
+		// replica would be.
+		return open(t, dsns[s])
 	}))
 }
 
