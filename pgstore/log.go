@@ -326,8 +326,7 @@ const (
 // can hold (ones [nous.CheckName] refuses) select none.
 func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.LogInfo, error] {
 	return func(yield func(nous.LogInfo, error) bool) {
-		after, left := opts.After, opts.Limit
-		query, args := listAll, []any{nil, nil}
+		var want []byte
 		if len(opts.Labels) > 0 {
 			if err := s.usable(ctx); err != nil {
 				yield(nous.LogInfo{}, err)
@@ -336,13 +335,13 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 			if nous.CheckName("", opts.Labels) != nil {
 				return
 			}
-			want, err := labelsJSON(opts.Labels)
-			if err != nil {
+			var err error
+			if want, err = labelsJSON(opts.Labels); err != nil {
 				yield(nous.LogInfo{}, fmt.Errorf("pgstore: list: %w", err))
 				return
 			}
-			query, args = listLabeled, append(args, string(want))
 		}
+		after, left := opts.After, opts.Limit
 		for {
 			if err := s.usable(ctx); err != nil {
 				yield(nous.LogInfo{}, err)
@@ -352,7 +351,10 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 			if opts.Limit > 0 {
 				n = min(n, left)
 			}
-			args[0], args[1] = after, n
+			query, args := listAll, []any{after, n}
+			if want != nil {
+				query, args = listLabeled, []any{s.custom, after, n, string(want)}
+			}
 			page, err := s.listPage(ctx, query, args)
 			if err != nil {
 				yield(nous.LogInfo{}, err)

@@ -33,6 +33,13 @@ type Store struct {
 	ownPool bool
 	closed  atomic.Bool
 	hub     hub
+	// custom is the query mode of List by labels: the server plans it
+	// with its values each time. A statement the server keeps prepared
+	// (pgx's default mode) comes to be run with the plan of any value
+	// after a few runs, which walks the IDs in order and filters each
+	// row's labels rather than read the GIN index of the labels; a
+	// statement prepared anew each time (the unnamed one) never is.
+	custom pgx.QueryExecMode
 }
 
 // usable returns an error wrapping [ErrClosed] after Close, and ctx's error
@@ -84,7 +91,10 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if err := migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, custom: pool.Config().ConnConfig.DefaultQueryExecMode}
+	if s.custom == pgx.QueryExecModeCacheStatement {
+		s.custom = pgx.QueryExecModeCacheDescribe // the other modes use no named statement
+	}
 	s.hub.init()
 	return s, nil
 }
