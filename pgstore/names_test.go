@@ -280,9 +280,16 @@ func TestListByLabelsIsPlannedWithItsValues(t *testing.T) {
 	dsn := freshSchema(t)
 	open(t, dsn)
 	manyLogs(t, dsn, 20000)
-	for _, mode := range []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"} {
-		t.Run(mode, func(t *testing.T) {
-			pool, err := pgxpool.New(bg, dsn+"&pool_max_conns=1&default_query_exec_mode="+mode)
+	for name, params := range map[string]string{
+		"cache_statement":                       "default_query_exec_mode=cache_statement",
+		"cache_statement, no description cache": "default_query_exec_mode=cache_statement&description_cache_capacity=0",
+		"cache_describe":                        "default_query_exec_mode=cache_describe",
+		"describe_exec":                         "default_query_exec_mode=describe_exec",
+		"exec":                                  "default_query_exec_mode=exec",
+		"simple_protocol":                       "default_query_exec_mode=simple_protocol",
+	} {
+		t.Run(name, func(t *testing.T) {
+			pool, err := pgxpool.New(bg, dsn+"&pool_max_conns=1&"+params)
 			must(t, err)
 			defer pool.Close()
 			s, err := pgstore.New(bg, pool)

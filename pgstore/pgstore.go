@@ -33,12 +33,12 @@ type Store struct {
 	ownPool bool
 	closed  atomic.Bool
 	hub     hub
-	// custom is the query mode of List by labels: the server plans it
-	// with its values each time. A statement the server keeps prepared
-	// (pgx's default mode) comes to be run with the plan of any value
-	// after a few runs, which walks the IDs in order and filters each
-	// row's labels rather than read the GIN index of the labels; a
-	// statement prepared anew each time (the unnamed one) never is.
+	// custom is the query mode of List by labels, one in which the
+	// server plans it with its values each time. A statement the server
+	// keeps prepared (pgx's default mode) is run, after a few runs, with a
+	// generic plan made for any labels, which walks the logs in ID order
+	// and filters each row's labels rather than read the GIN index of the
+	// labels; the unnamed statement, prepared anew each time, is not.
 	custom pgx.QueryExecMode
 }
 
@@ -91,9 +91,13 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if err := migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, custom: pool.Config().ConnConfig.DefaultQueryExecMode}
-	if s.custom == pgx.QueryExecModeCacheStatement {
-		s.custom = pgx.QueryExecModeCacheDescribe // the other modes use no named statement
+	cfg := pool.Config().ConnConfig
+	s := &Store{pool: pool, custom: cfg.DefaultQueryExecMode}
+	if s.custom == pgx.QueryExecModeCacheStatement { // the other modes use no named statement
+		s.custom = pgx.QueryExecModeCacheDescribe
+		if cfg.DescriptionCacheCapacity <= 0 { // which that mode needs
+			s.custom = pgx.QueryExecModeExec
+		}
 	}
 	s.hub.init()
 	return s, nil
