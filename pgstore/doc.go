@@ -45,8 +45,8 @@
 // runs it with a plan made for any labels, which walks every log in ID
 // order instead, List by labels is sent as a statement the server plans
 // each time: on a pool in pgx's default mode (QueryExecModeCacheStatement)
-// it uses QueryExecModeCacheDescribe; the other modes plan each time
-// already.
+// it uses QueryExecModeCacheDescribe (QueryExecModeExec when the pool has
+// no description cache); the other modes plan each time already.
 //
 // Open and New bring a database of an earlier version to version 3 in
 // place, once, in one transaction that holds an advisory lock, whoever
