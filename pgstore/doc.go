@@ -18,10 +18,11 @@
 //
 // # Schema
 //
-// Version 2, recorded in nous_schema:
+// Version 3, recorded in nous_schema:
 //
 //	nous_logs    one row per log: id, parent, fork_seq, incarnation, head,
-//	             revision, state (bytea), created_at, updated_at
+//	             revision, state (bytea), created_at, updated_at, name
+//	             (text, NULL for none), labels (jsonb, {} for none)
 //	nous_events  one row per event: log_id, seq, type, created_at, and
 //	             body (bytea): the event's JSON, the bytes Save wrote
 //
@@ -29,16 +30,47 @@
 // whose body holds the call), so a log is its events and its state,
 // nothing else.
 //
+// A log's name ([nous.WithLogName]) and labels ([nous.WithLogLabels]) are
+// those of its first save, kept in its row. The partial unique index
+// nous_logs_name (on name, WHERE name IS NOT NULL) holds each name to one
+// log, in whichever process or replica it is saved: a first save under a
+// name another log holds violates it, its one statement fails whole, and
+// the save is an [nous.ErrConflict] that names the name and the log that
+// holds it; nothing of it is stored. Names compare byte for byte (the
+// column's collation is "C"): "Café" and "café" are two names. Lookup is
+// one read of that index; deleting a log deletes its row, and so frees
+// its name. The labels are a JSON object of strings under the GIN index
+// nous_logs_labels (jsonb_path_ops): List with Labels selects labels @>
+// the pairs asked for, which reads that index. So that the server never
+// runs it with a plan made for any labels, which walks every log in ID
+// order instead, List by labels is sent as a statement the server plans
+// each time: on a pool in pgx's default mode (QueryExecModeCacheStatement)
+// it uses QueryExecModeCacheDescribe (QueryExecModeExec when the pool has
+// no description cache); the other modes plan each time already.
+//
+// Open and New bring a database of an earlier version to version 3 in
+// place, once, in one transaction that holds an advisory lock, whoever
+// opens it first; processes that open at once wait for it, then find it
+// done.
+//
+// Version 2 had no names or labels: the migration adds the two columns
+// (which rewrites no row: every log of version 2 has no name and the
+// labels {}) and builds the two indexes; the table is locked, to reads
+// too, until that is done, which on a large table takes a while. A process of version 2 still running
+// goes on working on the migrated tables, its new logs without a name;
+// one started after is refused with [ErrSchema], as any of an older
+// version is.
+//
 // Version 1 kept the tool calls apart, in a table nous_tool_calls, with a
-// count of them in each log's row. Open and New bring a database of
-// version 1 to version 2 in place, once, in one transaction, whoever opens
-// it first: each log's calls go into its state document (as the
-// "tool_calls" a context document has), the table and the columns go, and
-// [nous.Load] records those calls as tool_call events at the end of the
-// log, which the next save stores; a log never loaded keeps them in its
-// state. A log of version 1 whose calls are not all there, or whose state
-// is not a JSON object, is not migrated into a shorter list: the opener
-// gets [ErrSchema] naming it, and the database is left as it was.
+// count of them in each log's row. A database of version 1 is brought to
+// version 2, and then to 3, in the same transaction: each log's calls go
+// into its state document (as the "tool_calls" a context document has),
+// the table and the columns go, and [nous.Load] records those calls as
+// tool_call events at the end of the log, which the next save stores; a
+// log never loaded keeps them in its state. A log of version 1 whose
+// calls are not all there, or whose state is not a JSON object, is not
+// migrated into a shorter list: the opener gets [ErrSchema] naming it,
+// and the database is left as it was.
 //
 // Bodies are bytea, not jsonb: jsonb rejects \u0000 and reorders keys, and
 // a store must give back the bytes it was given. To query them as JSON,
@@ -52,7 +84,11 @@
 // the log's row only where the head, revision and incarnation are the ones
 // the saver saw, and inserts the events only when that update matched: a
 // stale writer changes nothing and gets [nous.ErrConflict], without an
-// aborted transaction. The primary key of nous_events is the backstop.
+// aborted transaction. The primary key of nous_events is the backstop. A
+// first save creates the log's row only when no row has its ID, and the
+// unique index of the names refuses it when another log holds its name:
+// of replicas racing to create one name, one wins, and the others store
+// nothing.
 //
 // A save under an isolation level stricter than READ COMMITTED (a database
 // whose default is REPEATABLE READ, say) that a racing writer's commit
@@ -67,8 +103,8 @@
 //
 // An application role that may only read and write the tables opens a
 // database whose schema is there, of this version; creating it takes the
-// right to create tables in the schema, and migrating one of version 1
-// the ownership of its tables.
+// right to create tables in the schema, and migrating one of an earlier
+// version the ownership of its tables.
 //
 // # Watch
 //

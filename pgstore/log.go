@@ -36,11 +36,14 @@ const appendNext = `WITH u AS (
 	RETURNING id
 ),` + appendTail
 
-// appendFirst creates a log, with $11 its parent, $12 its fork seq and $13
-// its creation time; it does nothing when the log exists.
+// appendFirst creates a log, with $11 its parent, $12 its fork seq, $13
+// its creation time, $14 its name ("" for none) and $15 its labels (a JSON
+// object); it does nothing when the log exists. A name another log holds
+// violates the unique index nameIndex: the statement fails, and stores
+// nothing.
 const appendFirst = `WITH u AS (
-	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at)
-	VALUES ($1, $2, $4, $10, $8, $9, $11, $12, $13)
+	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at, name, labels)
+	VALUES ($1, $2, $4, $10, $8, $9, $11, $12, $13, nullif($14::text, ''), $15::jsonb)
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ),` + appendTail
@@ -61,6 +64,16 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	case b.Info.Revision == 1 && b.After != 0:
 		return fmt.Errorf("pgstore: log %s: a first batch after seq %d", id, b.After)
 	}
+	var labels []byte
+	if b.Info.Revision == 1 {
+		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
+			return fmt.Errorf("pgstore: log %s: %w", id, err)
+		}
+		var err error
+		if labels, err = labelsJSON(b.Info.Labels); err != nil {
+			return fmt.Errorf("pgstore: log %s: %w", id, err)
+		}
+	}
 	types := make([]string, len(b.Events))
 	times := make([]time.Time, len(b.Events))
 	for i, e := range b.Events {
@@ -78,7 +91,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	sql := appendNext
 	if b.Info.Revision == 1 {
 		sql = appendFirst
-		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt)
+		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt, b.Info.Name, string(labels))
 	}
 	for try := 0; ; try++ {
 		var one int
@@ -88,6 +101,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			return nil
 		case errors.Is(err, pgx.ErrNoRows): // no row matched the guard
 			return s.refusal(ctx, &b, nil)
+		case nameTaken(err):
+			return s.nameConflict(ctx, &b)
 		case !serialization(err):
 			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, s.failed(ctx, err))
 		}
@@ -147,6 +162,41 @@ func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error
 		id, b.After, b.Info.Revision-1, b.Info.Incarnation, head, revision, incarnation, nous.ErrConflict)
 }
 
+// nameTaken reports whether err is the violation of the unique index of
+// the names: a first batch of a name another log holds.
+func nameTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == nameIndex
+}
+
+// nameConflict returns the error of a first batch refused for its name,
+// naming the log that holds it when that log is still there. Racing
+// another save of the same log, the log itself may hold it: that is the
+// conflict of a log that exists.
+func (s *Store) nameConflict(ctx context.Context, b *nous.Batch) error {
+	id, name := b.Info.ID, b.Info.Name
+	var other uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT id FROM nous_logs WHERE name = $1`, name).Scan(&other)
+	switch {
+	case err == nil && other == id:
+		return s.refusal(ctx, b, nil)
+	case err == nil:
+		return fmt.Errorf("pgstore: log %s: the name %q is log %s's: %w", id, name, other, nous.ErrConflict)
+	case errors.Is(err, pgx.ErrNoRows): // deleted since
+		return fmt.Errorf("pgstore: log %s: the name %q was another log's: %w", id, name, nous.ErrConflict)
+	}
+	return fmt.Errorf("pgstore: log %s: the name %q is another log's: %w (finding which: %w)", id, name, nous.ErrConflict, s.failed(ctx, err))
+}
+
+// labelsJSON returns labels as the JSON object the labels column holds:
+// {} for none.
+func labelsJSON(labels map[string]string) ([]byte, error) {
+	if len(labels) == 0 {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(labels)
+}
+
 // raw returns the bytes of each message: bytea, not json.
 func raw(msgs []json.RawMessage) [][]byte {
 	out := make([][]byte, len(msgs))
@@ -161,9 +211,45 @@ func nullable(id uuid.UUID) pgtype.UUID {
 	return pgtype.UUID{Bytes: id, Valid: id != uuid.Nil}
 }
 
+// infoColumns are the columns of a log's row that make its LogInfo, in
+// the order row.dest scans them, of nous_logs as l.
+const infoColumns = `l.id, l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.created_at, l.updated_at,
+	coalesce(l.name, ''), l.labels`
+
+// row receives infoColumns.
+type row struct {
+	info   nous.LogInfo
+	parent pgtype.UUID
+	labels []byte
+}
+
+// dest returns the destinations of infoColumns, then more.
+func (r *row) dest(more ...any) []any {
+	i := &r.info
+	return append([]any{&i.ID, &r.parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision, &i.CreatedAt, &i.UpdatedAt,
+		&i.Name, &r.labels}, more...)
+}
+
+// logInfo returns the info scanned: the labels decoded, nil for none; a
+// labels column that is not a JSON object of strings is an error wrapping
+// [nous.ErrCorrupt].
+func (r *row) logInfo() (nous.LogInfo, error) {
+	i := r.info
+	if r.parent.Valid {
+		i.Parent = r.parent.Bytes
+	}
+	if err := json.Unmarshal(r.labels, &i.Labels); err != nil {
+		return nous.LogInfo{}, fmt.Errorf("pgstore: log %s: labels: %v: %w", i.ID, err, nous.ErrCorrupt)
+	}
+	if len(i.Labels) == 0 {
+		i.Labels = nil
+	}
+	return i, nil
+}
+
 // readLog reads a log's row and its events after $2, in one statement and
 // so one snapshot.
-const readLog = `SELECT l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.state, l.created_at, l.updated_at,
+const readLog = `SELECT ` + infoColumns + `, l.state,
 	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
 FROM nous_logs l
 WHERE l.id = $1`
@@ -173,24 +259,46 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 	if err := s.usable(ctx); err != nil {
 		return nous.Stored{}, err
 	}
-	st := nous.Stored{Info: nous.LogInfo{ID: id}}
-	var parent pgtype.UUID
+	var r row
+	var st nous.Stored
 	var events [][]byte
-	i := &st.Info
-	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(&parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision,
-		&st.State, &i.CreatedAt, &i.UpdatedAt, &events)
+	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(r.dest(&st.State, &events)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}
 	if err != nil {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, s.failed(ctx, err))
 	}
-	if parent.Valid {
-		i.Parent = parent.Bytes
+	if st.Info, err = r.logInfo(); err != nil {
+		return nous.Stored{}, err
 	}
 	st.Events = rawMessages(events)
 	return st, nil
 }
+
+// Lookup implements [nous.Store]: one query, of the unique index of the
+// names. A name no log can hold (one [nous.CheckName] refuses) is looked
+// up in none.
+func (s *Store) Lookup(ctx context.Context, name string) (nous.LogInfo, error) {
+	if err := s.usable(ctx); err != nil {
+		return nous.LogInfo{}, err
+	}
+	if name == "" || nous.CheckName(name, nil) != nil {
+		return nous.LogInfo{}, fmt.Errorf("pgstore: no log is named %q: %w", name, nous.ErrNotFound)
+	}
+	var r row
+	err := s.pool.QueryRow(ctx, lookupLog, name).Scan(r.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nous.LogInfo{}, fmt.Errorf("pgstore: no log is named %q: %w", name, nous.ErrNotFound)
+	}
+	if err != nil {
+		return nous.LogInfo{}, fmt.Errorf("pgstore: look up the log named %q: %w", name, s.failed(ctx, err))
+	}
+	return r.logInfo()
+}
+
+// lookupLog reads the row of the log named $1.
+const lookupLog = `SELECT ` + infoColumns + ` FROM nous_logs l WHERE l.name = $1`
 
 // rawMessages returns each body as a JSON value.
 func rawMessages(bodies [][]byte) []json.RawMessage {
@@ -204,10 +312,35 @@ func rawMessages(bodies [][]byte) []json.RawMessage {
 // listPage is how many logs List reads with one query.
 const listPage = 100
 
+// The queries of a page of List: $1 the ID to list after, $2 how many;
+// listLabeled's $3 the labels (a JSON object) a log's must contain, which
+// the GIN index of the labels serves.
+const (
+	listAll     = `SELECT ` + infoColumns + ` FROM nous_logs l WHERE l.id > $1 ORDER BY l.id LIMIT $2`
+	listLabeled = `SELECT ` + infoColumns + ` FROM nous_logs l WHERE l.id > $1 AND l.labels @> $3::jsonb ORDER BY l.id LIMIT $2`
+)
+
 // List implements [nous.Store]. It reads the logs a page at a time, so no
-// connection is held while the caller's loop body runs.
+// connection is held while the caller's loop body runs. Labels to select
+// by are a containment the GIN index of the labels serves; labels no log
+// can hold (ones [nous.CheckName] refuses) select none.
 func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.LogInfo, error] {
 	return func(yield func(nous.LogInfo, error) bool) {
+		var want []byte
+		if len(opts.Labels) > 0 {
+			if err := s.usable(ctx); err != nil {
+				yield(nous.LogInfo{}, err)
+				return
+			}
+			if nous.CheckName("", opts.Labels) != nil {
+				return
+			}
+			var err error
+			if want, err = labelsJSON(opts.Labels); err != nil {
+				yield(nous.LogInfo{}, fmt.Errorf("pgstore: list: %w", err))
+				return
+			}
+		}
 		after, left := opts.After, opts.Limit
 		for {
 			if err := s.usable(ctx); err != nil {
@@ -218,7 +351,11 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 			if opts.Limit > 0 {
 				n = min(n, left)
 			}
-			page, err := s.listPage(ctx, after, n)
+			query, args := listAll, []any{after, n}
+			if want != nil {
+				query, args = listLabeled, []any{s.custom, after, n, string(want)}
+			}
+			page, err := s.listPage(ctx, query, args)
 			if err != nil {
 				yield(nous.LogInfo{}, err)
 				return
@@ -236,22 +373,22 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 	}
 }
 
-// listPage returns at most n logs whose ID sorts after after.
-func (s *Store) listPage(ctx context.Context, after uuid.UUID, n int) ([]nous.LogInfo, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, parent, fork_seq, incarnation, head, revision, created_at, updated_at
-		FROM nous_logs WHERE id > $1 ORDER BY id LIMIT $2`, after, n)
+// listPage returns the logs of one page of List.
+func (s *Store) listPage(ctx context.Context, query string, args []any) ([]nous.LogInfo, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list: %w", s.failed(ctx, err))
 	}
-	page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (nous.LogInfo, error) {
-		var i nous.LogInfo
-		var parent pgtype.UUID
-		err := row.Scan(&i.ID, &parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision, &i.CreatedAt, &i.UpdatedAt)
-		if parent.Valid {
-			i.Parent = parent.Bytes
+	page, err := pgx.CollectRows(rows, func(cr pgx.CollectableRow) (nous.LogInfo, error) {
+		var r row
+		if err := cr.Scan(r.dest()...); err != nil {
+			return nous.LogInfo{}, err
 		}
-		return i, err
+		return r.logInfo()
 	})
+	if errors.Is(err, nous.ErrCorrupt) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list: %w", s.failed(ctx, err))
 	}

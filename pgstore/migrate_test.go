@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -152,9 +153,10 @@ func dump(t *testing.T, dsn string) string {
 	return out.String()
 }
 
-// checkSchemaV2 fails unless dsn's tables are of version 2: one version
-// row, no table of tool calls, no columns of them.
-func checkSchemaV2(t *testing.T, dsn string) {
+// checkSchema fails unless dsn's tables are of the current version: one
+// version row, no table of tool calls, no columns of them; a name column
+// under a unique index, a labels column under a GIN index.
+func checkSchema(t *testing.T, dsn string) {
 	t.Helper()
 	conn := connect(t, dsn)
 	var rows, version int
@@ -162,10 +164,30 @@ func checkSchemaV2(t *testing.T, dsn string) {
 	var columns string
 	must(t, conn.QueryRow(bg, `SELECT (SELECT count(*) FROM nous_schema), (SELECT max(version) FROM nous_schema),
 		to_regclass(quote_ident(current_schema()) || '.nous_tool_calls') IS NOT NULL,
-		(SELECT string_agg(column_name::text, ',' ORDER BY ordinal_position) FROM information_schema.columns
-			WHERE table_schema = current_schema() AND table_name = 'nous_logs')`).Scan(&rows, &version, &calls, &columns))
+		(SELECT string_agg(column_name::text || ' ' || data_type::text || ' ' || is_nullable::text || ' ' || coalesce(collation_name::text, '-'), ',' ORDER BY ordinal_position)
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'nous_logs')`).Scan(&rows, &version, &calls, &columns))
 	if rows != 1 || version != pgstore.SchemaVersion || calls || strings.Contains(columns, "tool_calls") || strings.Contains(columns, "calls_rewritten") {
 		t.Fatalf("after the migration: %d version rows, version %d, nous_tool_calls there: %v, columns of nous_logs %s", rows, version, calls, columns)
+	}
+	for _, want := range []string{"name text YES C", "labels jsonb NO -"} {
+		if !slices.Contains(strings.Split(columns, ","), want) {
+			t.Fatalf("nous_logs has no column %q: %s", want, columns)
+		}
+	}
+	indexes := map[string]string{}
+	rs, err := conn.Query(bg, `SELECT indexname::text, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'nous_logs'`)
+	must(t, err)
+	for rs.Next() {
+		var name, def string
+		must(t, rs.Scan(&name, &def))
+		indexes[name] = def
+	}
+	must(t, rs.Err())
+	if def := indexes["nous_logs_name"]; !strings.Contains(def, "CREATE UNIQUE INDEX") || !strings.Contains(def, "(name)") {
+		t.Fatalf("the index of the names is %q", def)
+	}
+	if def := indexes["nous_logs_labels"]; !strings.Contains(def, "USING gin (labels jsonb_path_ops)") {
+		t.Fatalf("the index of the labels is %q", def)
 	}
 }
 
@@ -245,7 +267,8 @@ func checkMigrated(t *testing.T, s *pgstore.Store, l v1Log) {
 	}
 }
 
-// A database of version 1 is brought to version 2 on Open: its tool calls
+// A database of version 1 is brought to version 2, and on to the current
+// one, on Open: its tool calls
 // become tool_call events of their logs (the calls a row counts, in order;
 // rows beyond the count are not the log's), and a log without calls is
 // left as it was, byte for byte.
@@ -267,7 +290,7 @@ func TestMigrateV1(t *testing.T) {
 	}
 	createV1(t, dsn, logs...)
 	s := open(t, dsn)
-	checkSchemaV2(t, dsn)
+	checkSchema(t, dsn)
 	conn := connect(t, dsn)
 	for _, l := range logs[2:] {
 		var state []byte
@@ -282,8 +305,8 @@ func TestMigrateV1(t *testing.T) {
 }
 
 // Openers of a database of version 1 at once all succeed, whatever the
-// database's default isolation, and it is migrated once: one version row,
-// each call once.
+// database's default isolation, and it is migrated once, to the current
+// version: one version row, each call once.
 func TestMigrateV1OnceUnderConcurrentOpens(t *testing.T) {
 	for name, params := range map[string]string{
 		"read committed":  "",
@@ -300,7 +323,7 @@ func TestMigrateV1OnceUnderConcurrentOpens(t *testing.T) {
 					t.Errorf("open %d of 8: %v", i, err)
 				}
 			}
-			checkSchemaV2(t, dsn)
+			checkSchema(t, dsn)
 			checkMigrated(t, open(t, dsn), l)
 		})
 	}
@@ -355,8 +378,209 @@ func TestMigrateV1RefusesWhatItCannotCarry(t *testing.T) {
 				must(t, err)
 			}
 			s = open(t, dsn)
-			checkSchemaV2(t, dsn)
+			checkSchema(t, dsn)
 			checkMigrated(t, s, goodLog)
+		})
+	}
+}
+
+// schemaV2 creates the tables of version 2, as this package made them
+// before logs had names and labels.
+const schemaV2 = `
+CREATE TABLE nous_schema (
+	version integer NOT NULL
+);
+CREATE TABLE nous_logs (
+	id          uuid PRIMARY KEY,
+	parent      uuid,
+	fork_seq    bigint NOT NULL,
+	incarnation uuid NOT NULL,
+	head        bigint NOT NULL,
+	revision    bigint NOT NULL,
+	state       bytea NOT NULL,
+	created_at  timestamptz NOT NULL,
+	updated_at  timestamptz NOT NULL
+);
+CREATE TABLE nous_events (
+	log_id     uuid NOT NULL,
+	seq        bigint NOT NULL,
+	type       text NOT NULL,
+	created_at timestamptz NOT NULL,
+	body       bytea NOT NULL,
+	PRIMARY KEY (log_id, seq)
+);
+INSERT INTO nous_schema (version) VALUES (2);
+`
+
+// appendFirstV2 is the statement of version 2 that created a log, as a
+// replica not yet upgraded still runs it: $1 id, $2 incarnation, $3 the
+// head, $4 the revision, $5 the state, $6 the time, $7 the parent, $8 the
+// fork seq, $9 the creation time.
+const appendFirstV2 = `INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// insertV2 stores log st as version 2 did, through conn.
+func insertV2(t *testing.T, conn *pgx.Conn, st nous.Stored) {
+	t.Helper()
+	i := &st.Info
+	var parent any
+	if i.Parent != uuid.Nil {
+		parent = i.Parent
+	}
+	_, err := conn.Exec(bg, appendFirstV2, i.ID, i.Incarnation, i.Head, i.Revision, st.State, i.UpdatedAt, parent, i.ForkSeq, i.CreatedAt)
+	must(t, err)
+	for _, body := range st.Events {
+		var e nous.Event
+		must(t, json.Unmarshal(body, &e))
+		_, err := conn.Exec(bg, `INSERT INTO nous_events (log_id, seq, type, created_at, body) VALUES ($1, $2, $3, $4, $5)`,
+			i.ID, e.Seq, string(e.Type), e.CreatedAt, []byte(body))
+		must(t, err)
+	}
+}
+
+// v2Logs returns contexts of a few logs, a fork among them, and the logs
+// as this package stores them.
+func v2Logs(t *testing.T) ([]*nous.Context, []nous.Stored) {
+	t.Helper()
+	a := conversation(t, 3)
+	fork := a.Clone()
+	turn(t, fork, 3)
+	b := conversation(t, 1)
+	m := storetest.NewMemory()
+	var logs []nous.Stored
+	for _, c := range []*nous.Context{a, fork, b} {
+		must(t, c.Save(bg, m))
+		st, err := m.Read(bg, c.Log().ID(), 0)
+		must(t, err)
+		logs = append(logs, st)
+	}
+	return []*nous.Context{a, fork, b}, logs
+}
+
+// conversation returns a context of n turns with state to keep.
+func conversation(t *testing.T, n int) *nous.Context {
+	c := nous.NewContext(nous.WithLogger(quiet), nous.WithSystemPrompt("be brief"), nous.WithDeps(map[string]any{"tenant": "a"}))
+	for i := range n {
+		turn(t, c, i)
+	}
+	return c
+}
+
+// checkMigratedV2 checks that s reads the logs of version 2 as they were
+// stored, each without a name or labels, and loads them as contexts.
+func checkMigratedV2(t *testing.T, s *pgstore.Store, contexts []*nous.Context, logs []nous.Stored) {
+	t.Helper()
+	for i, want := range logs {
+		got := readAll(t, s, want.Info.ID)
+		w, g := want.Info, got.Info
+		if g.ID != w.ID || g.Parent != w.Parent || g.ForkSeq != w.ForkSeq || g.Head != w.Head || g.Revision != w.Revision ||
+			g.Incarnation != w.Incarnation || !g.CreatedAt.Equal(w.CreatedAt.Truncate(time.Microsecond)) ||
+			!g.UpdatedAt.Equal(w.UpdatedAt.Truncate(time.Microsecond)) || g.Name != "" || g.Labels != nil {
+			t.Fatalf("log %s reads as %+v after the migration, was %+v", w.ID, g, w)
+		}
+		if !bytes.Equal(got.State, want.State) || len(got.Events) != len(want.Events) {
+			t.Fatalf("log %s: state or events changed by the migration", w.ID)
+		}
+		for j := range want.Events {
+			if !bytes.Equal(got.Events[j], want.Events[j]) {
+				t.Fatalf("log %s: event %d is %s, was %s", w.ID, j+1, got.Events[j], want.Events[j])
+			}
+		}
+		c, err := nous.Load(bg, s, w.ID)
+		must(t, err)
+		same(t, contexts[i], c)
+		if c.Log().Name() != "" || c.Log().Labels() != nil {
+			t.Fatalf("log %s loads with name %q, labels %v", w.ID, c.Log().Name(), c.Log().Labels())
+		}
+	}
+}
+
+// A database of version 2 is brought to the current version on Open: its
+// logs read and load as they were, without a name or labels, and save on;
+// new logs take names and labels; a replica not yet upgraded, which
+// creates logs as version 2 did, goes on working beside it, its logs
+// without a name.
+func TestMigrateV2(t *testing.T) {
+	dsn := freshSchema(t)
+	contexts, logs := v2Logs(t)
+	conn := connect(t, dsn)
+	_, err := conn.Exec(bg, schemaV2)
+	must(t, err)
+	for _, st := range logs {
+		insertV2(t, conn, st)
+	}
+	s := open(t, dsn)
+	checkSchema(t, dsn)
+	checkMigratedV2(t, s, contexts, logs)
+	for info, err := range s.List(bg, nous.ListOptions{}) {
+		must(t, err)
+		if info.Name != "" || info.Labels != nil {
+			t.Fatalf("log %s is listed with name %q labels %v", info.ID, info.Name, info.Labels)
+		}
+	}
+
+	c, err := nous.Load(bg, s, logs[0].Info.ID)
+	must(t, err)
+	turn(t, c, 9)
+	must(t, c.Save(bg, s))
+	again, err := nous.Load(bg, s, c.Log().ID())
+	must(t, err)
+	same(t, c, again)
+
+	named := nous.NewContext(nous.WithLogger(quiet), nous.WithLogName("after the migration"), nous.WithLogLabels(map[string]string{"app": "x"}))
+	turn(t, named, 0)
+	must(t, named.Save(bg, s))
+	if info, err := s.Lookup(bg, "after the migration"); err != nil || info.ID != named.Log().ID() {
+		t.Fatalf("Lookup of a log named after the migration: %v, %v", info.ID, err)
+	}
+	var listed []uuid.UUID
+	for info, err := range s.List(bg, nous.ListOptions{Labels: map[string]string{"app": "x"}}) {
+		must(t, err)
+		listed = append(listed, info.ID)
+	}
+	if !slices.Equal(listed, []uuid.UUID{named.Log().ID()}) {
+		t.Fatalf("List by labels after the migration: %v, want %v", listed, named.Log().ID())
+	}
+
+	old := conversation(t, 1)
+	m := storetest.NewMemory()
+	must(t, old.Save(bg, m))
+	st, err := m.Read(bg, old.Log().ID(), 0)
+	must(t, err)
+	insertV2(t, conn, st) // by a replica of version 2
+	checkMigratedV2(t, s, []*nous.Context{old}, []nous.Stored{st})
+}
+
+// Openers of a database of version 2 at once all succeed, whatever the
+// database's default isolation, and it is migrated once: one version row,
+// one index of each.
+func TestMigrateV2OnceUnderConcurrentOpens(t *testing.T) {
+	for name, params := range map[string]string{
+		"read committed":  "",
+		"repeatable read": "&default_transaction_isolation=repeatable%20read",
+		"serializable":    "&default_transaction_isolation=serializable",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dsn := freshSchema(t) + params
+			contexts, logs := v2Logs(t)
+			conn := connect(t, dsn)
+			_, err := conn.Exec(bg, schemaV2)
+			must(t, err)
+			for _, st := range logs {
+				insertV2(t, conn, st)
+			}
+			for i, err := range openAtOnce(dsn, 8) {
+				if err != nil {
+					t.Errorf("open %d of 8: %v", i, err)
+				}
+			}
+			checkSchema(t, dsn)
+			var indexes int
+			must(t, conn.QueryRow(bg, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'nous_logs'`).Scan(&indexes))
+			if indexes != 3 {
+				t.Fatalf("nous_logs has %d indexes, want 3: its key, the names', the labels'", indexes)
+			}
+			checkMigratedV2(t, open(t, dsn), contexts, logs)
 		})
 	}
 }

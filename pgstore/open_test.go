@@ -37,6 +37,7 @@ func TestConcurrentOpensCreateTheSchemaOnce(t *testing.T) {
 			if rows != 1 || version != pgstore.SchemaVersion {
 				t.Errorf("nous_schema has %d rows, version %d; want 1 row, version %d", rows, version, pgstore.SchemaVersion)
 			}
+			checkSchema(t, dsn)
 		})
 	}
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // SchemaVersion is the version of the tables this package reads and writes.
-// Open and New bring tables of version 1 to it (see the package doc).
-const SchemaVersion = 2
+// Open and New bring tables of an earlier version to it (see the package
+// doc).
+const SchemaVersion = 3
 
 // ErrSchema reports a database whose nous tables this package cannot use:
 // of a version it does not know (written by a newer one), or of version 1
@@ -32,6 +33,13 @@ type Store struct {
 	ownPool bool
 	closed  atomic.Bool
 	hub     hub
+	// custom is the query mode of List by labels, one in which the
+	// server plans it with its values each time. A statement the server
+	// keeps prepared (pgx's default mode) is run, after a few runs, with a
+	// generic plan made for any labels, which walks the logs in ID order
+	// and filters each row's labels rather than read the GIN index of the
+	// labels; the unnamed statement, prepared anew each time, is not.
+	custom pgx.QueryExecMode
 }
 
 // usable returns an error wrapping [ErrClosed] after Close, and ctx's error
@@ -73,8 +81,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 }
 
 // New returns a Store on the caller's pool, which Close leaves open, and
-// creates the schema when it is absent or brings one of version 1 to
-// [SchemaVersion] (see the package's Schema section); several processes
+// creates the schema when it is absent or brings one of an earlier version
+// to [SchemaVersion] (see the package's Schema section); several processes
 // may do either at once, and it happens once.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if pool == nil {
@@ -83,7 +91,14 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if err := migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool}
+	cfg := pool.Config().ConnConfig
+	s := &Store{pool: pool, custom: cfg.DefaultQueryExecMode}
+	if s.custom == pgx.QueryExecModeCacheStatement { // the other modes use no named statement
+		s.custom = pgx.QueryExecModeCacheDescribe
+		if cfg.DescriptionCacheCapacity <= 0 { // which that mode needs
+			s.custom = pgx.QueryExecModeExec
+		}
+	}
 	s.hub.init()
 	return s, nil
 }
@@ -99,7 +114,9 @@ func (s *Store) Close() {
 	}
 }
 
-// schema creates the tables of version 2. Every statement may run again.
+// schema creates the tables of the current version, but for what
+// addNames adds, which a table of an earlier version lacks too. Every
+// statement may run again.
 const schema = `
 CREATE TABLE IF NOT EXISTS nous_schema (
 	version integer NOT NULL
@@ -124,6 +141,24 @@ CREATE TABLE IF NOT EXISTS nous_events (
 	PRIMARY KEY (log_id, seq)
 );
 `
+
+// addNames gives nous_logs the names and labels of version 3, and their
+// indexes: a name (NULL for none) that a unique index keeps to one log,
+// compared byte for byte, and the labels, a JSON object of strings that a
+// GIN index serves labels @> queries from. A log of an earlier version
+// gets no name and no labels; adding the columns rewrites no row. Every
+// statement may run again.
+const addNames = `
+ALTER TABLE nous_logs
+	ADD COLUMN IF NOT EXISTS name   text COLLATE "C",
+	ADD COLUMN IF NOT EXISTS labels jsonb NOT NULL DEFAULT '{}';
+CREATE UNIQUE INDEX IF NOT EXISTS nous_logs_name ON nous_logs (name) WHERE name IS NOT NULL;
+CREATE INDEX IF NOT EXISTS nous_logs_labels ON nous_logs USING gin (labels jsonb_path_ops);
+`
+
+// nameIndex is the unique index of the names: a save that violates it
+// creates a log under a name another log holds.
+const nameIndex = "nous_logs_name"
 
 // migrateV1 brings tables of version 1, which kept each log's tool calls
 // in a table of their own, to version 2, in the transaction that holds the
@@ -158,9 +193,10 @@ WHERE l.tool_calls > 0 AND (length(l.state) < 3
 	OR get_byte(l.state, length(l.state) - 1) <> 125
 	OR l.tool_calls <> (SELECT count(*) FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= 0 AND t.idx < l.tool_calls))`
 
-// migrate creates the schema when it is absent, or brings one of version 1
-// to version 2, under an advisory lock so that processes opening at once do
-// not race, and checks its version.
+// migrate creates the schema when it is absent, or brings one of an
+// earlier version to this one (version 1 to 2, then 2 to 3), under an
+// advisory lock so that processes opening at once do not race, and checks
+// its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	// A schema already there is only read: a role without the right to
 	// create tables can open it. The tables are those of the first schema
@@ -194,26 +230,39 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		var version int
 		err := tx.QueryRow(ctx, `SELECT max(version) FROM nous_schema HAVING count(*) > 0`).Scan(&version)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		case errors.Is(err, pgx.ErrNoRows): // a new schema
+			if _, err := tx.Exec(ctx, addNames); err != nil {
+				return err
+			}
 			_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
 			return err
 		case err != nil:
 			return err
-		case version == 1:
+		case version < 1 || version > SchemaVersion:
+			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
+		}
+		if version == 1 {
 			var bad int
 			var first *string
 			if err := tx.QueryRow(ctx, checkV1).Scan(&bad, &first); err != nil {
 				return err
 			}
 			if bad > 0 {
-				return fmt.Errorf("%w: the database has version 1, and %d of its logs cannot be brought to version %d (log %s the first): "+
+				return fmt.Errorf("%w: the database has version 1, and %d of its logs cannot be brought to version 2 (log %s the first): "+
 					"they count tool calls that nous_tool_calls does not all hold, or their state is not a JSON object; "+
-					"nothing was changed: repair or delete those logs, then open again", ErrSchema, bad, SchemaVersion, *first)
+					"nothing was changed: repair or delete those logs, then open again", ErrSchema, bad, *first)
 			}
-			_, err := tx.Exec(ctx, migrateV1)
+			if _, err := tx.Exec(ctx, migrateV1); err != nil {
+				return err
+			}
+			version = 2
+		}
+		if version == 2 {
+			if _, err := tx.Exec(ctx, addNames); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE nous_schema SET version = 3`)
 			return err
-		case version != SchemaVersion:
-			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
 		}
 		return nil
 	})

@@ -31,6 +31,10 @@ func TestConformance(t *testing.T) {
 		again := open(t, dsns[s])
 		dsns[again] = dsns[s]
 		return again
+	}), storetest.WithSecondHandle(func(t *testing.T, s nous.Store) nous.Store {
+		// Another Store, with a pool of its own, on s's schema: as another
+		// replica would be.
+		return open(t, dsns[s])
 	}))
 }
 
@@ -67,7 +71,8 @@ func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 
 func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// A save, a load and a refresh are one statement each: one round trip.
+// A save, a load, a refresh, a lookup by name and a page of logs listed by
+// labels are one statement each: one round trip.
 func TestOneStatementEach(t *testing.T) {
 	cfg, err := pgxpool.ParseConfig(freshSchema(t))
 	must(t, err)
@@ -79,7 +84,7 @@ func TestOneStatementEach(t *testing.T) {
 	s, err := pgstore.New(bg, pool)
 	must(t, err)
 	defer s.Close()
-	c := nous.NewContext(nous.WithLogger(quiet))
+	c := nous.NewContext(nous.WithLogger(quiet), nous.WithLogName("counted"), nous.WithLogLabels(map[string]string{"app": "x"}))
 	turn(t, c, 0)
 	count := func(what string, op func() error) {
 		t.Helper()
@@ -98,6 +103,15 @@ func TestOneStatementEach(t *testing.T) {
 	count("a save", func() error { return c.Save(bg, s) })
 	count("a refresh", func() error { return loaded.Refresh(bg, s) })
 	same(t, c, loaded)
+	count("a lookup", func() error { _, err := s.Lookup(bg, "counted"); return err })
+	count("a page listed by labels", func() error {
+		for _, err := range s.List(bg, nous.ListOptions{Labels: map[string]string{"app": "x"}}) {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Recorded tool calls are rows of nous_events like any other event: a save

@@ -1,0 +1,7 @@
+package pgstore
+
+// The queries whose plans the tests check.
+const (
+	ListLabeledQuery = listLabeled
+	LookupQuery      = lookupLog
+)
