@@ -69,7 +69,10 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 			m.logs, m.names = map[uuid.UUID]*memoryLog{}, map[string]uuid.UUID{}
 		}
 		l = &memoryLog{info: b.Info}
-		l.info.Labels = maps.Clone(b.Info.Labels)
+		l.info.Labels = nil // none, unless given some
+		if len(b.Info.Labels) > 0 {
+			l.info.Labels = maps.Clone(b.Info.Labels)
+		}
 		m.logs[b.Info.ID] = l
 		if b.Info.Name != "" {
 			m.names[b.Info.Name] = b.Info.ID

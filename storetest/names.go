@@ -79,7 +79,7 @@ func testNames(t *testing.T, s nous.Store) {
 		t.Fatalf("Lookup after a fork was saved: %v, %v", again.ID, err)
 	}
 
-	for _, missing := range []string{"", "no such name", name + " "} {
+	for _, missing := range []string{"", "no such name", name + " ", "nul \x00", "bad \xff", strings.Repeat("x", nous.MaxNameBytes+1)} {
 		if _, err := s.Lookup(ctx, missing); !errors.Is(err, nous.ErrNotFound) {
 			t.Fatalf("Lookup(%q): %v, want ErrNotFound", missing, err)
 		}
@@ -228,6 +228,8 @@ func testListLabels(t *testing.T, s nous.Store) {
 		{map[string]string{"tier": "gold", "app": "a", "user": "1"}, pick(5)},
 		{map[string]string{"app": "c"}, nil},
 		{map[string]string{"app": ""}, nil},
+		{map[string]string{"app": "\x00"}, nil}, // labels no log can hold select nothing
+		{map[string]string{"app": "\xff"}, nil},
 		{map[string]string{}, ids},
 	} {
 		if got := list(nous.ListOptions{Labels: tt.labels}); !slices.Equal(got, tt.want) {
