@@ -79,13 +79,7 @@ func (fs *testFS) rename(from, to string) error {
 	if err := fs.osFS.rename(from, to); err != nil {
 		return err
 	}
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	a, b := filepath.Base(from), filepath.Base(to)
-	fs.written[b], fs.synced[b] = fs.written[a], fs.synced[a]
-	delete(fs.written, a)
-	delete(fs.synced, a)
-	fs.ops = append(fs.ops, "rename "+a+" "+b)
+	fs.moved("rename", from, to)
 	return nil
 }
 
@@ -93,14 +87,20 @@ func (fs *testFS) link(from, to string) error {
 	if err := fs.osFS.link(from, to); err != nil {
 		return err
 	}
+	fs.moved("link", from, to) // the store removes from next
+	return nil
+}
+
+// moved records op, which gave the file from the name to: its bytes
+// written and synced go with it.
+func (fs *testFS) moved(op, from, to string) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	a, b := filepath.Base(from), filepath.Base(to)
 	fs.written[b], fs.synced[b] = fs.written[a], fs.synced[a]
 	delete(fs.written, a)
 	delete(fs.synced, a)
-	fs.ops = append(fs.ops, "link "+a+" "+b)
-	return nil
+	fs.ops = append(fs.ops, op+" "+a+" "+b)
 }
 
 func (fs *testFS) syncDir(dir string) error {
