@@ -308,11 +308,7 @@ func TestMigrateV1(t *testing.T) {
 // database's default isolation, and it is migrated once, to the current
 // version: one version row, each call once.
 func TestMigrateV1OnceUnderConcurrentOpens(t *testing.T) {
-	for name, params := range map[string]string{
-		"read committed":  "",
-		"repeatable read": "&default_transaction_isolation=repeatable%20read",
-		"serializable":    "&default_transaction_isolation=serializable",
-	} {
+	for name, params := range isolations {
 		t.Run(name, func(t *testing.T) {
 			dsn := freshSchema(t) + params
 			c, calls := v1Context(t, 4)
@@ -555,11 +551,7 @@ func TestMigrateV2(t *testing.T) {
 // database's default isolation, and it is migrated once: one version row,
 // one index of each.
 func TestMigrateV2OnceUnderConcurrentOpens(t *testing.T) {
-	for name, params := range map[string]string{
-		"read committed":  "",
-		"repeatable read": "&default_transaction_isolation=repeatable%20read",
-		"serializable":    "&default_transaction_isolation=serializable",
-	} {
+	for name, params := range isolations {
 		t.Run(name, func(t *testing.T) {
 			dsn := freshSchema(t) + params
 			contexts, logs := v2Logs(t)

@@ -131,11 +131,7 @@ func TestNamesInEveryQueryMode(t *testing.T) {
 // under every isolation level a database may default to: one wins, every
 // other gets ErrConflict, and no loser leaves a row or an event.
 func TestNamesRaceUnderEveryIsolation(t *testing.T) {
-	for name, params := range map[string]string{
-		"read committed":  "",
-		"repeatable read": "&default_transaction_isolation=repeatable%20read",
-		"serializable":    "&default_transaction_isolation=serializable",
-	} {
+	for name, params := range isolations {
 		t.Run(name, func(t *testing.T) {
 			dsn := freshSchema(t) + params
 			var stores []*pgstore.Store

@@ -15,16 +15,20 @@ import (
 	"github.com/nous-go/nous/pgstore"
 )
 
+// isolations are the default isolation levels a database may have, as
+// parameters to add to a DSN.
+var isolations = map[string]string{
+	"read committed":  "",
+	"repeatable read": "&default_transaction_isolation=repeatable%20read",
+	"serializable":    "&default_transaction_isolation=serializable",
+}
+
 // Processes opening a new database at once all succeed and create the
 // schema once, whatever the database's default isolation: the schema is
 // made at READ COMMITTED, so the opener that waited for the lock sees the
 // winner's version row.
 func TestConcurrentOpensCreateTheSchemaOnce(t *testing.T) {
-	for name, params := range map[string]string{
-		"read committed":  "",
-		"repeatable read": "&default_transaction_isolation=repeatable%20read",
-		"serializable":    "&default_transaction_isolation=serializable",
-	} {
+	for name, params := range isolations {
 		t.Run(name, func(t *testing.T) {
 			dsn := freshSchema(t) + params
 			for i, err := range openAtOnce(dsn, 8) {
