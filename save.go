@@ -76,8 +76,10 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		return fmt.Errorf("nous: save: %w", err)
 	}
 	c.ready()
-	if err := CheckName(c.log.name, c.log.labels); err != nil {
-		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	if c.synced.revision == 0 { // a first save: the name and labels are the log's from then on, never changed
+		if err := CheckName(c.log.name, c.log.labels); err != nil {
+			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+		}
 	}
 	if err := c.recordToolCalls(false); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)

@@ -807,11 +807,8 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		return errors.New("filestore: the store is closed")
 	}
 	// The file goes whatever it holds: a poisoned or corrupt log may be
-	// deleted too, without being read.
-	name := ""
-	if e, ok := s.logs[id]; ok && e.poisoned == nil {
-		name = e.file.info.Name
-	}
+	// deleted too, without being read whole (its name, if its first frame
+	// tells it, is freed; a name file left names nothing).
 	s.drop(id)
 	lf, err := os.Open(s.path(id))
 	if errors.Is(err, os.ErrNotExist) {
@@ -824,6 +821,7 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if err := lockFile(ctx, lf); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
+	name := ""
 	if first, err := firstFrameInfo(lf); err == nil {
 		name = first.Name
 	}

@@ -130,10 +130,10 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 		if f.after == 0 { // the first frame: the log's
 			name, labels = f.info.Name, sortedLabels(f.info.Labels)
 		}
-		dst = appendString(binary.BigEndian.AppendUint32(dst, uint32(len(name))), name)
+		dst = append(binary.BigEndian.AppendUint32(dst, uint32(len(name))), name...)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(labels)/2))
 		for _, s := range labels {
-			dst = appendString(binary.BigEndian.AppendUint32(dst, uint32(len(s))), s)
+			dst = append(binary.BigEndian.AppendUint32(dst, uint32(len(s))), s...)
 		}
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
@@ -151,8 +151,6 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 }
 
 // appendList appends a count and each item with its length.
-func appendString(dst []byte, s string) []byte { return append(dst, s...) }
-
 // sortedLabels returns labels as key, value, key, value, ..., by key.
 func sortedLabels(labels map[string]string) []string {
 	out := make([]string, 0, 2*len(labels))
@@ -316,15 +314,8 @@ type logFile struct {
 // so is a file without a whole first frame, as a log file appears whole
 // (written aside, then renamed).
 func parseLog(b []byte) (logFile, error) {
-	var lf logFile
-	switch {
-	case len(b) >= len(magic) && string(b[:len(magic)]) == magic:
-		lf.version = 3
-	case len(b) >= len(magicV2) && string(b[:len(magicV2)]) == magicV2:
-		lf.version = 2
-	case len(b) >= len(magicV1) && string(b[:len(magicV1)]) == magicV1:
-		lf.version = 1
-	default:
+	lf := logFile{version: fileVersion(b)}
+	if lf.version == 0 {
 		return lf, fmt.Errorf("not a log file of version 1, 2 or 3 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
 	}
 	lf.good = int64(len(magic))
@@ -332,6 +323,23 @@ func parseLog(b []byte) (logFile, error) {
 		return lf, err
 	}
 	return lf, nil
+}
+
+// fileVersion returns the version of the log file that starts with b, by
+// its magic; 0 for none.
+func fileVersion(b []byte) byte {
+	if len(b) < len(magic) {
+		return 0
+	}
+	switch string(b[:len(magic)]) {
+	case magic:
+		return 3
+	case magicV2:
+		return 2
+	case magicV1:
+		return 1
+	}
+	return 0
 }
 
 // extend adds the frames of b, the bytes of the file from offset base

@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -172,12 +171,7 @@ func firstFrameInfo(r io.ReaderAt) (nous.LogInfo, error) {
 	if _, err := r.ReadAt(head, 0); err != nil {
 		return nous.LogInfo{}, err
 	}
-	version := byte(0)
-	for v, m := range map[byte]string{1: magicV1, 2: magicV2, 3: magic} {
-		if bytes.Equal(head[:len(m)], []byte(m)) {
-			version = v
-		}
-	}
+	version := fileVersion(head)
 	if version == 0 {
 		return nous.LogInfo{}, errors.New("not a log file")
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,12 +191,11 @@ func TestProcessesServeTheirOwnSessions(t *testing.T) {
 		}
 	}
 	n := 0
-	for info, err := range s.List(context.Background(), nous.ListOptions{Labels: map[string]string{"by": "child"}}) {
+	for _, err := range s.List(context.Background(), nous.ListOptions{Labels: map[string]string{"by": "child"}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
-		_ = info
 	}
 	if n != procs {
 		t.Fatalf("%d sessions listed by the children's label, want %d", n, procs)
@@ -416,7 +416,7 @@ func TestTornFrameOfAnotherWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	torn := frame[8 : 8+(len(frame)-8)/2]
-	if err := os.WriteFile(path, append(slicesClone(whole), torn...), 0o644); err != nil {
+	if err := os.WriteFile(path, append(slices.Clone(whole), torn...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*filestore.Store{a, b} {
@@ -444,5 +444,3 @@ func TestTornFrameOfAnotherWriter(t *testing.T) {
 		}
 	}
 }
-
-func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
