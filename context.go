@@ -109,8 +109,9 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
-	synced syncPoint    // the store's head and state as c last saw them
-	warned *warnedPaths // the paths of dropped values its warnings named
+	synced   syncPoint    // the store's head and state as c last saw them
+	batchKey string       // the key of the next batch Save stores; "" for a random one
+	warned   *warnedPaths // the paths of dropped values its warnings named
 
 	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
@@ -483,7 +484,8 @@ func (c *Context) Clone() *Context {
 	d.Callbacks = maps.Clone(c.Callbacks)
 	d.log = c.log.fork()
 	d.view = c.view.fork()
-	d.synced = syncPoint{}  // a fork was never saved
+	d.synced = syncPoint{} // a fork was never saved
+	d.batchKey = ""
 	d.tokens = tokenCache{} // its own: the counts are appended to
 	d.warned = new(warnedPaths)
 	d.rederive() // d.Deps is a deep copy: no list of c's is in it

@@ -1,6 +1,9 @@
 package nous
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Every error a [Context], a [ContextUpdate], [Fold] or
 // [Deserialize] returns wraps one of these with the detail of what was wrong
@@ -60,6 +63,16 @@ var (
 	// [Context.Save]), and a compaction plan that no longer matches the
 	// view it was made from (see [Context.ApplyCompaction]).
 	ErrConflict = errors.New("conflict: the log moved on")
+
+	// ErrLanded reports a batch whose key ([Context.SetBatchKey]) the log
+	// holds already: that turn is stored, by this context or by another
+	// one given the same key. It wraps ErrConflict, as a save that stores
+	// nothing because of another writer's.
+	ErrLanded = fmt.Errorf("batch already stored (%w)", ErrConflict)
+
+	// ErrInvalidKey reports a batch key a store cannot keep ([CheckKey]):
+	// Save stores nothing.
+	ErrInvalidKey = errors.New("invalid batch key")
 
 	// ErrOverBudget reports a view that cannot be brought within a token
 	// budget: what must be kept (the leading system messages, the active

@@ -34,6 +34,20 @@ func CheckName(name string, labels map[string]string) error {
 	return nil
 }
 
+// MaxKeyBytes bounds a batch key ([Context.SetBatchKey]).
+const MaxKeyBytes = 256
+
+// CheckKey reports whether a store can keep key as a batch's: nil, or an
+// error wrapping [ErrInvalidKey]. A key is valid UTF-8 of at most
+// [MaxKeyBytes] bytes without NUL; "" is no key. Save checks it before it
+// writes; a [Store] checks it in Append.
+func CheckKey(key string) error {
+	if len(key) > MaxKeyBytes || !utf8.ValidString(key) || strings.ContainsRune(key, 0) {
+		return fmt.Errorf("the batch key %.40q is not valid UTF-8 of at most %d bytes without NUL: %w", key, MaxKeyBytes, ErrInvalidKey)
+	}
+	return nil
+}
+
 // validName reports whether s is valid UTF-8 of at most MaxNameBytes
 // bytes without NUL (which a PostgreSQL text cannot hold).
 func validName(s string) bool {

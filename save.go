@@ -21,13 +21,25 @@ type syncPoint struct {
 	revision    int64     // the revision it last saw stored; 0: never saved
 	incarnation uuid.UUID // the incarnation it last saw stored
 	state       []byte    // the state document it last wrote or read
-	// attempts are the states of the batches without events sent since
-	// whose outcome is unknown: one of them may have landed.
-	attempts [][]byte
+	// attempts are the batches sent since whose outcome is unknown: one
+	// of them may have landed.
+	attempts []attempt
+	// keys are the keys of the stored log's batches c knows of, with the
+	// revision each one made.
+	keys map[string]int64
 }
 
-// maxAttempts bounds the batches without events a context remembers of the
-// saves that failed since its last save: past it, the oldest kept stay.
+// attempt is a batch a save sent whose outcome it never learnt: its key,
+// the head it would give the log, and the state it held.
+type attempt struct {
+	key   string
+	head  int64
+	state []byte
+}
+
+// maxAttempts bounds the batches a context remembers of the saves that
+// failed since its last save: past it, the newest are kept (the last
+// before the store came back is the one most likely to have landed).
 const maxAttempts = 16
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -58,15 +70,39 @@ const maxAttempts = 16
 //
 // A save that fails leaves c as it was, even when the store kept the batch
 // and only the reply was lost (a connection dropped after the commit, ctx
-// done as the store wrote): the next save of c finds that batch, takes it
-// as its own and sends only what came after, so retrying a failed save, at
-// once or after more turns, stores nothing twice. Saving a log that was
-// deleted is an error wrapping [ErrNotFound]. Calls appended to ToolCalls
-// directly are recorded first, and an edited list is refused with
-// [ErrToolCallsEdited] (see [Context.AddToolCall]). Values JSON cannot hold
-// and secrets are dropped with a warning, as Serialize drops them.
+// done as the store wrote). Every batch carries a key the store keeps with
+// it ([Batch.Key]): the key given by [Context.SetBatchKey], or a random
+// one. The next save of c, or [Context.Refresh], finds by its key a batch
+// of c's that landed and takes it as saved, whatever other writers saved
+// since: retrying a failed save, at once or after more turns, stores
+// nothing twice. When another writer saved after it, the retry returns an
+// error wrapping [ErrConflict] with c's batch taken as saved, and a
+// Refresh brings the other writer's batches, c's turn kept once. Saving a
+// log that was deleted is an error wrapping [ErrNotFound]. Calls appended
+// to ToolCalls directly are recorded first, and an edited list is refused
+// with [ErrToolCallsEdited] (see [Context.AddToolCall]). Values JSON cannot
+// hold and secrets are dropped with a warning, as Serialize drops them.
 func (c *Context) Save(ctx context.Context, s Store) error {
 	return c.save(ctx, s, false)
+}
+
+// SetBatchKey sets the key of the next batch Save stores ([Batch.Key]):
+// an application's own name for the turn, such as the ID of the request or
+// job that made it, which the store keeps with the batch and refuses to
+// store twice. A process that restarts after a crash, not knowing whether
+// its last save landed, loads the log and asks [Context.HasBatch]; a save
+// of a key the log holds already fails with [ErrLanded] and stores
+// nothing. The key is checked by [CheckKey] when Save sends it, and is
+// dropped once a batch with it is stored; "" goes back to random keys.
+func (c *Context) SetBatchKey(key string) { c.batchKey = key }
+
+// HasBatch reports whether the log, as c last loaded, saved or refreshed
+// it, holds a batch with key key ([Context.SetBatchKey]): its turn is
+// stored. A context keeps the keys of its stored log's batches (some
+// hundred bytes each); a clone, which was never saved, has none.
+func (c *Context) HasBatch(key string) bool {
+	_, ok := c.synced.keys[key]
+	return ok && key != ""
 }
 
 // save is Save; retried says it follows a batch found landed, which it does
@@ -81,6 +117,9 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
 	}
+	if err := CheckKey(c.batchKey); err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
 	if err := c.recordToolCalls(false); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
@@ -89,13 +128,13 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	head, sp := c.log.len(), &c.synced
 	if head == sp.head && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
 		// Only on the handle c last used: another may lack the log; nor
-		// after a batch without events that may have landed.
+		// after a batch that may have landed.
 		return nil
 	}
-	events, err := encodeEach(int(head-sp.head), func(jw *jsonWriter, i int) {
-		e := san.event(&c.log, sp.head+1+int64(i))
-		jw.event(&e)
-	})
+	if rev, ok := sp.keys[c.batchKey]; ok && c.batchKey != "" {
+		return fmt.Errorf("nous: save log %s: the batch key %q is the stored batch of revision %d's: %w", c.log.id, c.batchKey, rev, ErrLanded)
+	}
+	events, err := c.encodeEvents(san, sp.head, head)
 	if err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err) // a bug, as in Serialize
 	}
@@ -105,25 +144,52 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
 	}
+	key := c.batchKey
+	if key == "" {
+		id, err := uuid.NewRandom()
+		if err != nil {
+			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+		}
+		key = id.String()
+	}
 	info := c.logInfo(head)
 	info.Revision, info.Incarnation = sp.revision+1, sp.incarnation
-	b := Batch{Info: info, After: sp.head, State: state, Events: events}
-	if err := s.Append(ctx, b); err != nil {
-		if errors.Is(err, ErrConflict) && !retried {
-			if ok, rerr := c.landed(ctx, s, &b); rerr == nil && ok {
-				return c.save(ctx, s, true)
+	b := Batch{Info: info, After: sp.head, State: state, Events: events, Key: key}
+	err = s.Append(ctx, b)
+	if err == nil {
+		c.markSynced(s, &info, state)
+		c.synced.keys[key] = info.Revision
+		c.batchKey = ""
+		return nil
+	}
+	if errors.Is(err, ErrConflict) && !retried && len(sp.attempts) > 0 {
+		if st, rerr := s.Read(ctx, c.log.id, sp.head); rerr == nil {
+			if m, ok := c.takeLanded(s, &st, events); ok {
+				if st.Info.Revision == m.Revision {
+					return c.save(ctx, s, true) // what came after the batch that landed
+				}
+				return fmt.Errorf("nous: save log %s: its batch %q landed at revision %d, and the store moved on to revision %d since: Refresh to take the other batches: %w",
+					c.log.id, m.Key, m.Revision, st.Info.Revision, ErrConflict)
 			}
 		}
-		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && len(b.Events) == 0 && len(sp.attempts) < maxAttempts {
-			// Its outcome is unknown: the next save looks for it. (A batch
-			// with events is told by its events, which the next one sends
-			// again.)
-			sp.attempts = append(sp.attempts, state)
-		}
-		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	c.markSynced(s, &info, state)
-	return nil
+	if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrInvalidKey) && !errors.Is(err, ErrInvalidName) {
+		// Its outcome is unknown: the next save, or Refresh, looks for it.
+		if len(sp.attempts) == maxAttempts {
+			sp.attempts = slices.Delete(sp.attempts, 0, 1)
+		}
+		sp.attempts = append(sp.attempts, attempt{key: key, head: head, state: state})
+	}
+	return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+}
+
+// encodeEvents returns the JSON of the events of c's log after seq from up
+// to seq to, sanitized by san, as a store keeps them.
+func (c *Context) encodeEvents(san *sanitizer, from, to int64) ([]json.RawMessage, error) {
+	return encodeEach(int(to-from), func(jw *jsonWriter, i int) {
+		e := san.event(&c.log, from+1+int64(i))
+		jw.event(&e)
+	})
 }
 
 // sameStore reports whether a and b are surely the same store handle: of
@@ -133,47 +199,51 @@ func sameStore(a, b Store) bool {
 }
 
 // markSynced records that c's store s now holds c's log up to info's head
-// and revision, with state.
+// and revision, with state. The keys c knows of stay.
 func (c *Context) markSynced(s Store, info *LogInfo, state []byte) {
-	c.synced = syncPoint{store: s, head: info.Head, revision: info.Revision, incarnation: info.Incarnation, state: state}
+	keys := c.synced.keys
+	if keys == nil {
+		keys = map[string]int64{}
+	}
+	c.synced = syncPoint{store: s, head: info.Head, revision: info.Revision, incarnation: info.Incarnation, state: state, keys: keys}
 }
 
-// landed reports whether the batch s holds after the seq c last saw is an
-// earlier attempt of b: a save whose outcome c never learnt (the
+// takeLanded looks in st, read from s after the seq c last saw, for the
+// batch of one of c's attempts: a save whose outcome c never learnt (the
 // connection dropped after the store committed it, the context was
-// cancelled as it did), which left c as it was, so that its retry, b,
-// conflicts with itself. It is, when the store holds one batch more than c
-// saw, of the same incarnation, and that batch's events are the first of
-// b's, byte for byte (their times are c's own, to the nanosecond); or, a
-// batch without events, when the stored state is b's or that of an attempt
-// whose outcome c never learnt. Then c takes that batch as saved, and
-// landed returns true: the next attempt sends only what came after it.
-func (c *Context) landed(ctx context.Context, s Store, b *Batch) (bool, error) {
+// cancelled as it did), which left c as it was. It is the batch right
+// after the revision c saw, of the same incarnation, with the key and the
+// head of an attempt, whose events are c's own, byte for byte (mine: c's
+// events after that seq, as a store keeps them). Then c takes it as saved,
+// the state as the attempt sent it, and takeLanded returns its mark.
+func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (BatchMark, bool) {
 	sp := &c.synced
-	st, err := s.Read(ctx, c.log.id, sp.head)
-	if err != nil {
-		return false, err
+	if st.Info.Incarnation != sp.incarnation {
+		return BatchMark{}, false
 	}
-	info := &st.Info
-	if info.Incarnation != b.Info.Incarnation || info.Revision != b.Info.Revision || len(st.Events) > len(b.Events) ||
-		int64(len(st.Events)) != info.Head-sp.head {
-		return false, nil
-	}
-	for i, e := range st.Events {
-		if !bytes.Equal(e, b.Events[i]) {
-			return false, nil
+	for _, m := range st.Batches {
+		if m.Revision != sp.revision+1 {
+			continue
 		}
+		i := slices.IndexFunc(sp.attempts, func(a attempt) bool { return a.key == m.Key && a.head == m.Head })
+		n := m.Head - sp.head
+		if i < 0 || n < 0 || n > int64(len(mine)) || n > int64(len(st.Events)) {
+			return BatchMark{}, false
+		}
+		for j := range n {
+			if !bytes.Equal(st.Events[j], mine[j]) {
+				return BatchMark{}, false
+			}
+		}
+		state := sp.attempts[i].state
+		c.markSynced(s, &LogInfo{Head: m.Head, Revision: m.Revision, Incarnation: st.Info.Incarnation}, state)
+		c.synced.keys[m.Key] = m.Revision
+		if m.Key == c.batchKey {
+			c.batchKey = ""
+		}
+		return m, true
 	}
-	same := func(state []byte) bool { return bytes.Equal(state, st.State) }
-	if len(st.Events) == 0 && !same(b.State) && !slices.ContainsFunc(sp.attempts, same) {
-		return false, nil // a state-only save of another writer's, perhaps
-	}
-	d, err := decodeState(&st)
-	if err != nil {
-		return false, err
-	}
-	c.markSynced(s, info, d.stateJSON(newSanitizer(c.Redact)))
-	return true, nil
+	return BatchMark{}, false
 }
 
 // encodeEach writes n values with write, one writer into one buffer, and
@@ -278,7 +348,17 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
 	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
+	c.synced.keep(st.Batches)
 	return c, nil
+}
+
+// keep adds the marks of batches to the keys sp knows of.
+func (sp *syncPoint) keep(batches []BatchMark) {
+	for _, m := range batches {
+		if m.Key != "" && m.Revision <= sp.revision {
+			sp.keys[m.Key] = m.Revision
+		}
+	}
 }
 
 // Refresh brings c up to date with s: it appends the events stored after the
@@ -312,7 +392,18 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if info.Revision == sp.revision {
 		return nil
 	}
-	mine := c.state(newSanitizer(c.Redact)) // c's state as it writes it
+	san := newSanitizer(c.Redact)
+	if len(sp.attempts) > 0 { // a batch of c's may be among those stored: then it is c's
+		mine, err := c.encodeEvents(san, sp.head, c.log.len())
+		if err != nil {
+			return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err) // a bug, as in Serialize
+		}
+		from := sp.head
+		if _, ok := c.takeLanded(s, &st, mine); ok {
+			st.Events = st.Events[sp.head-from:]
+		}
+	}
+	mine := c.state(san) // c's state as it writes it
 	if c.log.len() != sp.head || !bytes.Equal(mine.stateJSON(), sp.state) {
 		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, sp.revision, info.Revision, ErrConflict)
 	}
@@ -353,6 +444,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
 	c.rederive()
 	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
+	c.synced.keep(st.Batches)
 	return nil
 }
 

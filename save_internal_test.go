@@ -24,30 +24,29 @@ func (downStore) List(context.Context, ListOptions) iter.Seq2[LogInfo, error] { 
 func (downStore) Delete(context.Context, uuid.UUID) error                     { return errDown }
 func (downStore) Lookup(context.Context, string) (LogInfo, error)             { return LogInfo{}, errDown }
 
-// Saves that fail against a store that is down keep no batch with events
-// (the next save sends those events again) and at most maxAttempts without.
+// Saves that fail against a store that is down keep at most maxAttempts
+// batches, the newest.
 func TestFailedSavesKeepLittle(t *testing.T) {
-	c := NewContext()
-	for i := range 50 {
-		if err := c.AddMessage(UserMessage(fmt.Sprint("turn ", i))); err != nil {
-			t.Fatal(err)
+	for _, events := range []bool{true, false} {
+		c := NewContext()
+		for i := range 50 {
+			if events {
+				if err := c.AddMessage(UserMessage(fmt.Sprint("turn ", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Iteration = i + 1
+			if err := c.Save(context.Background(), downStore{}); !errors.Is(err, errDown) {
+				t.Fatalf("save: %v", err)
+			}
 		}
-		if err := c.Save(context.Background(), downStore{}); !errors.Is(err, errDown) {
-			t.Fatalf("save: %v", err)
+		a := c.synced.attempts
+		if len(a) != maxAttempts {
+			t.Fatalf("events %t: %d batches kept, want %d", events, len(a), maxAttempts)
 		}
-	}
-	if n := len(c.synced.attempts); n != 0 {
-		t.Errorf("%d batches with events kept", n)
-	}
-	c = NewContext() // no events: every batch is state only
-	for i := range 50 {
-		c.Iteration = i + 1
-		if err := c.Save(context.Background(), downStore{}); !errors.Is(err, errDown) {
-			t.Fatalf("save: %v", err)
+		if !strings.Contains(string(a[len(a)-1].state), `"iteration":50`) || !strings.Contains(string(a[0].state), `"iteration":35`) {
+			t.Errorf("events %t: kept the batches of iterations %.60s to %.60s, want 35 to 50", events, a[0].state, a[len(a)-1].state)
 		}
-	}
-	if n := len(c.synced.attempts); n > maxAttempts {
-		t.Errorf("%d batches without events kept, at most %d", n, maxAttempts)
 	}
 }
 

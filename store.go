@@ -69,6 +69,20 @@ type Batch struct {
 	// Events are the events after After, seqs After+1, After+2, ..., each
 	// the JSON [Context.AppendEventJSON] writes, to be kept byte for byte.
 	Events []json.RawMessage
+	// Key names the batch in its log ([CheckKey]; "" for none): a store
+	// keeps it with the batch, returns it in [Stored.Batches], and refuses
+	// a batch whose key the log holds already. It is what tells a batch
+	// that landed when its save's reply was lost: Save gives every batch
+	// one, the caller's ([Context.SetBatchKey]) or a random one.
+	Key string
+}
+
+// BatchMark is what a store keeps of a batch with a key: the key, and the
+// revision and head of the log once the batch was stored.
+type BatchMark struct {
+	Key      string
+	Revision int64
+	Head     int64
 }
 
 // Stored is what [Store.Read] returns of a log.
@@ -76,6 +90,10 @@ type Stored struct {
 	Info   LogInfo
 	State  []byte            // the state document of the last save
 	Events []json.RawMessage // the events after the seq asked for, in order
+	// Batches are the marks of the log's batches with a key whose head is
+	// at or after the seq asked for, in revision order: for a read from
+	// seq 0, every one.
+	Batches []BatchMark
 }
 
 // Store keeps logs of events, each with the state of its context as of its
@@ -100,7 +118,8 @@ type Store interface {
 	// map of b: once it returns, they are the caller's again.
 	Append(ctx context.Context, b Batch) error
 	// Read returns log id's info, state and events after seq after, each
-	// as Append was given it. A missing log wraps [ErrNotFound]; data that
+	// as Append was given it, and the marks of its batches with a key
+	// whose head is at or after seq after ([Stored.Batches]). A missing log wraps [ErrNotFound]; data that
 	// fails its checks wraps [ErrCorrupt], naming the log and the place.
 	Read(ctx context.Context, id uuid.UUID, after int64) (Stored, error)
 	// List yields the stored logs in ID order (UUID v7: creation order),

@@ -339,7 +339,7 @@ func (s *Store) used(id uuid.UUID) {
 		s.forget(id, e)
 		return
 	}
-	bytes := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16
+	bytes := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16 + int64(len(e.file.marks))*markBytes
 	s.cached += bytes - e.bytes
 	e.bytes = bytes
 	if el, ok := s.elems[id]; ok {
@@ -355,6 +355,10 @@ func (s *Store) used(id uuid.UUID) {
 		delete(s.logs, old)
 	}
 }
+
+// markBytes is about what a log's mark of a batch with a key takes in
+// memory: in its slice and its map, with a random key.
+const markBytes = 160
 
 // forget takes log id, whose entry is e (or nil), out of the cache's count.
 // s.mu is held.
@@ -392,6 +396,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if b.Info.Head != b.After+int64(len(b.Events)) {
 		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	}
+	if err := nous.CheckKey(b.Key); err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.current(id)
@@ -412,6 +419,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err != nil {
 		return err
 	}
+	unlock = sync.OnceFunc(unlock) // a rewrite may release it first
 	defer unlock()
 	if e = s.logs[id]; e == nil { // deleted as it waited
 		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
@@ -420,9 +428,15 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
 			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
 	}
-	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events}
+	if b.Key != "" && e.file.keys[b.Key] {
+		return fmt.Errorf("filestore: log %s: a batch with key %q is stored already: %w", id, b.Key, nous.ErrLanded)
+	}
+	f := frame{info: b.Info, after: b.After, key: b.Key, state: b.State, events: b.Events}
 	if err := checkFrame(&f); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	if done, err := s.rewrite(ctx, id, e, &f, unlock); done || err != nil {
+		return err
 	}
 	buf := appendFrame(nil, &f, e.file.version)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
@@ -434,7 +448,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		s.forget(id, e)
 		return err
 	}
-	stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: b.Events}
+	stored := frame{info: b.Info, after: b.After, key: b.Key, state: bytes.Clone(b.State), events: b.Events}
 	if err := e.file.add(&stored, e.file.good); err != nil {
 		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
 		e.close()
@@ -549,11 +563,11 @@ func (s *Store) create(ctx context.Context, b nous.Batch) error {
 	if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	f := frame{info: b.Info, after: 0, state: b.State, events: b.Events}
+	f := frame{info: b.Info, after: 0, key: b.Key, state: b.State, events: b.Events}
 	if err := checkFrame(&f); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	content := appendFrame([]byte(magic), &f, 3)
+	content := appendFrame([]byte(magic), &f, version)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
 		return err
 	}
@@ -575,9 +589,9 @@ func (s *Store) create(ctx context.Context, b nous.Batch) error {
 		}
 		return err
 	}
-	stored := frame{info: b.Info, state: bytes.Clone(b.State), events: b.Events}
+	stored := frame{info: b.Info, key: b.Key, state: bytes.Clone(b.State), events: b.Events}
 	stored.info.Labels = maps.Clone(b.Info.Labels)
-	e := &entry{file: logFile{version: 3, good: int64(len(magic))}}
+	e := &entry{file: logFile{version: version, good: int64(len(magic))}}
 	if err := e.file.add(&stored, e.file.good); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err) // checked by checkFrame: never
 	}
@@ -714,7 +728,7 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 		if e == nil {
 			return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 		}
-		st := nous.Stored{Info: infoOf(e), State: e.file.stateWithCalls()}
+		st := nous.Stored{Info: infoOf(e), State: e.file.stateWithCalls(), Batches: e.file.marksFrom(after)}
 		if after >= e.file.info.Head {
 			return st, nil
 		}

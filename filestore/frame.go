@@ -19,7 +19,7 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// The on-disk format, version 3 (FORMAT.md, "The file store"): a log file
+// The on-disk format, version 4 (FORMAT.md, "The file store"): a log file
 // starts with the 8 bytes of magic, then holds one frame per save:
 //
 //	length  uint32, big-endian: the number of bytes of the payload
@@ -33,25 +33,33 @@ import (
 //	incarnation [16]byte, after int64, head int64, revision int64, updated at int64 (Unix ns),
 //	name length uint32, name, label count uint32, then per label: key length uint32, key,
 //	value length uint32, value (the log's name and labels in its first frame; none in the others),
+//	key length uint32, key (the batch's),
+//	mark count uint32, then per mark: revision int64, head int64, key length uint32, key
+//	(in a first frame, the batches with a key it holds besides its own; none in the others),
 //	state length uint32, state,
 //	event count uint32, then per event: length uint32, the event's JSON.
 //
-// A file of version 2, which an earlier version wrote, has the same layout
-// without the name and the labels, and is appended to in its own version:
-// its log has no name.
+// A file is rewritten, now and then, as one frame holding every event and
+// the state of the last save (see rewrite): its first frame is then of a
+// revision past 1 and holds the marks of the batches it took in.
 //
-// A file of version 1, which an earlier version wrote, has the same layout
-// but for a section between the state and the events: the tool calls it
-// kept apart (tool calls at uint32, tool call count uint32, then per call
-// its length uint32 and its JSON, replacing the stored calls from that
-// index). Such a file is read, and appended to in its own version, each
-// frame with an empty section at index 0: the calls are events since Load
-// recorded them.
+// A file of version 3, which an earlier version wrote, has the same layout
+// without the key and the marks; one of version 2 has no name and labels
+// either. A file of version 1 has the layout of version 2 but for a
+// section between the state and the events: the tool calls it kept apart
+// (tool calls at uint32, tool call count uint32, then per call its length
+// uint32 and its JSON, replacing the stored calls from that index). Such
+// files are read, and rewritten in version 4 at their next save (the calls
+// a file of version 1 kept apart are events by then: Load recorded them).
 const (
-	magic   = "NOUSLOG\x03"
+	magic   = "NOUSLOG\x04"
+	magicV3 = "NOUSLOG\x03"
 	magicV2 = "NOUSLOG\x02"
 	magicV1 = "NOUSLOG\x01"
 )
+
+// version is the format version this package writes.
+const version = 4
 
 const frameHeader = 12
 
@@ -67,6 +75,8 @@ var errChecksum = errors.New("the payload fails its checksum")
 type frame struct {
 	info   nous.LogInfo
 	after  int64
+	key    string           // the batch's key
+	marks  []nous.BatchMark // a rewritten first frame's: the batches it took in, its own but
 	state  []byte
 	events []json.RawMessage
 	// version 1 only: the tool calls kept apart, from index callsAt on
@@ -82,11 +92,7 @@ var maxPayload = int64(math.MaxUint32)
 // within maxPayload (so every length in it fits a uint32 too), and its
 // times within the Unix nanoseconds an int64 holds (years 1678 to 2262).
 func checkFrame(f *frame) error {
-	size := int64(3*16 + 6*8 + labelsBytes(&f.info) + 4 + len(f.state) + 4 + 8)
-	for _, e := range f.events {
-		size += 4 + int64(len(e))
-	}
-	if size > maxPayload {
+	if size := payloadSize(f, version); size > maxPayload {
 		return fmt.Errorf("a batch of %d bytes (%d events), over the %d a frame holds: save more often: %w", size, len(f.events), maxPayload, ErrTooLarge)
 	}
 	for _, t := range []struct {
@@ -106,14 +112,35 @@ var (
 	maxTime = time.Unix(0, math.MaxInt64)
 )
 
-// appendFrame appends the encoding of f, a frame of a file of the given
-// version (1 or 2), to dst.
-func appendFrame(dst []byte, f *frame, version byte) []byte {
-	size := frameHeader + 3*16 + 6*8 + labelsBytes(&f.info) + 4 + len(f.state) + 4 + 8
-	for _, e := range append(f.events, f.calls...) {
-		size += 4 + len(e)
+// payloadSize returns the bytes of the payload of f in a file of the
+// given version.
+func payloadSize(f *frame, version byte) int64 {
+	size := int64(3*16 + 6*8 + 4 + len(f.state) + 4)
+	if version >= 3 {
+		size += int64(labelsBytes(f))
 	}
-	dst = slices.Grow(dst, size)
+	if version >= 4 {
+		size += int64(4 + len(f.key) + 4)
+		for _, m := range f.marks {
+			size += int64(20 + len(m.Key))
+		}
+	}
+	if version == 1 {
+		size += 8
+	}
+	for _, e := range f.events {
+		size += 4 + int64(len(e))
+	}
+	for _, e := range f.calls {
+		size += 4 + int64(len(e))
+	}
+	return size
+}
+
+// appendFrame appends the encoding of f, a frame of a file of the given
+// version, to dst.
+func appendFrame(dst []byte, f *frame, version byte) []byte {
+	dst = slices.Grow(dst, frameHeader+int(payloadSize(f, version)))
 	start := len(dst)
 	dst = append(dst, make([]byte, frameHeader)...)
 	dst = append(dst, f.info.ID[:]...)
@@ -130,10 +157,19 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 		if f.after == 0 { // the first frame: the log's
 			name, labels = f.info.Name, sortedLabels(f.info.Labels)
 		}
-		dst = append(binary.BigEndian.AppendUint32(dst, uint32(len(name))), name...)
+		dst = appendString(dst, name)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(labels)/2))
 		for _, s := range labels {
-			dst = append(binary.BigEndian.AppendUint32(dst, uint32(len(s))), s...)
+			dst = appendString(dst, s)
+		}
+	}
+	if version >= 4 {
+		dst = appendString(dst, f.key)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.marks)))
+		for _, m := range f.marks {
+			dst = binary.BigEndian.AppendUint64(dst, uint64(m.Revision))
+			dst = binary.BigEndian.AppendUint64(dst, uint64(m.Head))
+			dst = appendString(dst, m.Key)
 		}
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
@@ -150,7 +186,11 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 	return dst
 }
 
-// appendList appends a count and each item with its length.
+// appendString appends s with its length.
+func appendString(dst []byte, s string) []byte {
+	return append(binary.BigEndian.AppendUint32(dst, uint32(len(s))), s...)
+}
+
 // sortedLabels returns labels as key, value, key, value, ..., by key.
 func sortedLabels(labels map[string]string) []string {
 	out := make([]string, 0, 2*len(labels))
@@ -160,15 +200,19 @@ func sortedLabels(labels map[string]string) []string {
 	return out
 }
 
-// labelsBytes returns the bytes the name and labels take in a frame.
-func labelsBytes(info *nous.LogInfo) int {
-	n := 4 + len(info.Name) + 4
-	for k, v := range info.Labels {
-		n += 8 + len(k) + len(v)
+// labelsBytes returns the bytes the name and labels take in frame f.
+func labelsBytes(f *frame) int {
+	n := 4 + 4
+	if f.after == 0 {
+		n += len(f.info.Name)
+		for k, v := range f.info.Labels {
+			n += 8 + len(k) + len(v)
+		}
 	}
 	return n
 }
 
+// appendList appends a count and each item with its length.
 func appendList(dst []byte, items []json.RawMessage) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(items)))
 	for _, e := range items {
@@ -227,6 +271,14 @@ func decodePayload(p []byte, version byte) (frame, error) {
 				r.err = fmt.Errorf("the label %q twice", k)
 			}
 			f.info.Labels[k] = v
+		}
+	}
+	if version >= 4 {
+		f.key = string(r.next(int(r.uint32())))
+		for n := r.uint32(); n > 0 && r.err == nil; n-- {
+			m := nous.BatchMark{Revision: r.int64(), Head: r.int64()}
+			m.Key = string(r.next(int(r.uint32())))
+			f.marks = append(f.marks, m)
 		}
 	}
 	f.state = r.next(int(r.uint32()))
@@ -296,13 +348,16 @@ func (r *reader) int64() int64 {
 // logFile is what a log file holds: its frames, checked, in order, and the
 // length of its good prefix.
 type logFile struct {
-	version byte // of the file's format: 1, 2 or 3
+	version byte // of the file's format: 1 to 4
 	info    nous.LogInfo
 	state   []byte
 	calls   []json.RawMessage // version 1: the tool calls kept apart
 	frames  []frameAt         // where each frame starts and the seq it follows: events stay on disk
 	good    int64             // bytes of the file that hold whole frames
 	torn    bool              // the file goes on past good: a torn last frame
+	marks   []nous.BatchMark  // of the batches with a key, in order
+	keys    map[string]bool   // their keys
+	events  int64             // the bytes the events take in frames: what a rewrite keeps of them
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
@@ -316,7 +371,7 @@ type logFile struct {
 func parseLog(b []byte) (logFile, error) {
 	lf := logFile{version: fileVersion(b)}
 	if lf.version == 0 {
-		return lf, fmt.Errorf("not a log file of version 1, 2 or 3 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
+		return lf, fmt.Errorf("not a log file of version 1 to 4 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
 	}
 	lf.good = int64(len(magic))
 	if err := lf.extend(b[len(magic):], lf.good); err != nil {
@@ -333,6 +388,8 @@ func fileVersion(b []byte) byte {
 	}
 	switch string(b[:len(magic)]) {
 	case magic:
+		return 4
+	case magicV3:
 		return 3
 	case magicV2:
 		return 2
@@ -379,10 +436,15 @@ type frameAt struct {
 // continues it.
 func (lf *logFile) add(f *frame, off int64) error {
 	if lf.info.ID == uuid.Nil {
-		if f.after != 0 || f.info.Revision != 1 {
+		if f.after != 0 || f.info.Revision < 1 || f.info.Revision > 1 && lf.version < 4 {
 			return fmt.Errorf("the first frame starts after seq %d, at revision %d", f.after, f.info.Revision)
 		}
+		if err := checkMarks(f); err != nil {
+			return err
+		}
 		lf.info = f.info
+	} else if len(f.marks) > 0 {
+		return fmt.Errorf("marks of %d batches in a frame after seq %d", len(f.marks), f.after)
 	} else if f.info.ID != lf.info.ID || f.info.Incarnation != lf.info.Incarnation || f.after != lf.info.Head || f.info.Revision != lf.info.Revision+1 {
 		return fmt.Errorf("a frame of log %s (incarnation %s) after seq %d at revision %d in log %s (incarnation %s) at seq %d, revision %d",
 			f.info.ID, f.info.Incarnation, f.after, f.info.Revision, lf.info.ID, lf.info.Incarnation, lf.info.Head, lf.info.Revision)
@@ -390,11 +452,53 @@ func (lf *logFile) add(f *frame, off int64) error {
 	if f.callsAt > len(lf.calls) {
 		return fmt.Errorf("tool calls from %d of %d", f.callsAt, len(lf.calls))
 	}
+	if f.key != "" && lf.keys[f.key] {
+		return fmt.Errorf("the batch key %.40q twice", f.key)
+	}
+	if lf.keys == nil {
+		lf.keys = map[string]bool{}
+	}
+	for _, m := range f.marks {
+		lf.keys[m.Key] = true
+	}
+	lf.marks = append(lf.marks, f.marks...)
+	if f.key != "" {
+		lf.keys[f.key] = true
+		lf.marks = append(lf.marks, nous.BatchMark{Key: f.key, Revision: f.info.Revision, Head: f.info.Head})
+	}
+	for _, e := range f.events {
+		lf.events += 4 + int64(len(e))
+	}
 	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
 	lf.state = f.state
 	lf.calls = append(lf.calls[:f.callsAt], f.calls...) // nothing else holds lf.calls
 	lf.frames = append(lf.frames, frameAt{off, f.after})
 	return nil
+}
+
+// checkMarks checks the marks of f, a first frame: keys given once, not
+// f's own, revisions rising before f's, heads not falling up to f's.
+func checkMarks(f *frame) error {
+	keys := make(map[string]bool, len(f.marks))
+	rev, head := int64(0), int64(0)
+	for i, m := range f.marks {
+		switch {
+		case m.Key == "" || keys[m.Key] || m.Key == f.key:
+			return fmt.Errorf("mark %d: the batch key %.40q empty or twice", i, m.Key)
+		case m.Revision <= rev || m.Revision >= f.info.Revision || m.Head < head || m.Head > f.info.Head:
+			return fmt.Errorf("mark %d: revision %d, head %d, after revision %d, head %d, in a frame of revision %d, head %d",
+				i, m.Revision, m.Head, rev, head, f.info.Revision, f.info.Head)
+		}
+		keys[m.Key] = true
+		rev, head = m.Revision, m.Head
+	}
+	return nil
+}
+
+// marksFrom returns the marks of lf whose head is at or after seq after.
+func (lf *logFile) marksFrom(after int64) []nous.BatchMark {
+	i := sort.Search(len(lf.marks), func(i int) bool { return lf.marks[i].Head >= after })
+	return slices.Clone(lf.marks[i:])
 }
 
 // eventsAfter returns the events after seq after of the log lf describes,

@@ -21,9 +21,9 @@ func testFile() []byte {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	b := []byte(magic)
 	b = appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 2, Revision: 1, CreatedAt: at, UpdatedAt: at, Name: "chat 7", Labels: map[string]string{"app": "a", "user": "42"}},
-		state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}}, 3)
-	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
-		events: []json.RawMessage{[]byte(`{"seq":3}`)}}, 3)
+		key: "k1", state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}}, version)
+	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, key: "k2", state: []byte(`{}`),
+		events: []json.RawMessage{[]byte(`{"seq":3}`)}}, version)
 }
 
 // FuzzParseLog: any file content gives a log, a torn cut or ErrCorrupt,
@@ -73,7 +73,7 @@ func TestParseLog(t *testing.T) {
 		}
 	}
 	// A frame of another log in the middle is corruption.
-	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4, Revision: 3}, after: 3, events: []json.RawMessage{[]byte(`{}`)}}, 3)
+	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4, Revision: 3}, after: 3, events: []json.RawMessage{[]byte(`{}`)}}, version)
 	b := append(append(append([]byte(nil), full...), other...), full[len(magic):len(magic)+8]...)
 	if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("a frame of another log: %v", err)
@@ -87,7 +87,7 @@ func TestParseLog(t *testing.T) {
 		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
 			events: []json.RawMessage{[]byte(`{"seq":3}`)}}
 		change(&f)
-		return appendFrame(slices.Clone(first), &f, 3)
+		return appendFrame(slices.Clone(first), &f, version)
 	}
 	if _, err := parseLog(next(func(*frame) {})); err != nil {
 		t.Fatalf("a frame that continues the first: %v", err)

@@ -14,8 +14,9 @@ import (
 )
 
 // A file of version 1, which kept tool calls apart from the events, loads
-// with them recorded as events; the next save appends a frame of version 1
-// that keeps none, and the file then loads as saved, also after a reopen.
+// with them recorded as events; the next save rewrites it in the current
+// version, one frame that keeps none, and the file then loads as saved,
+// also after a reopen.
 func TestVersion1FileLoadsAndSavesOn(t *testing.T) {
 	ctx := context.Background()
 	c := nous.NewContext()
@@ -89,8 +90,9 @@ func TestVersion1FileLoadsAndSavesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	lf, err := parseLog(raw)
-	if err != nil || lf.version != 1 || len(lf.calls) != 0 || len(lf.frames) != 3 {
-		t.Fatalf("the file after a save: version %d, %d calls kept apart, %d frames, %v; want version 1, none, 3", lf.version, len(lf.calls), len(lf.frames), err)
+	if err != nil || lf.version != version || len(lf.calls) != 0 || len(lf.frames) != 1 || lf.info.Revision != 3 || len(lf.marks) != 1 {
+		t.Fatalf("the file after a save: version %d, %d calls kept apart, %d frames, revision %d, %d marks, %v; want version %d, none, 1, 3, 1",
+			lf.version, len(lf.calls), len(lf.frames), lf.info.Revision, len(lf.marks), err, version)
 	}
 }
 

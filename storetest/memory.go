@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,9 +27,11 @@ type Memory struct {
 }
 
 type memoryLog struct {
-	info   nous.LogInfo
-	state  []byte
-	events []json.RawMessage
+	info    nous.LogInfo
+	state   []byte
+	events  []json.RawMessage
+	batches []nous.BatchMark // of the batches with a key
+	keys    map[string]bool  // their keys
 }
 
 // NewMemory returns an empty Memory.
@@ -57,6 +60,11 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 			b.Info.ID, b.After, b.Info.Revision-1, b.Info.Incarnation, l.info.Head, l.info.Revision, l.info.Incarnation, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
+	case ok && l.keys[b.Key]:
+		return fmt.Errorf("log %s: a batch with key %q is stored already: %w", b.Info.ID, b.Key, nous.ErrLanded)
+	}
+	if err := nous.CheckKey(b.Key); err != nil {
+		return fmt.Errorf("log %s: %w", b.Info.ID, err)
 	}
 	if !ok {
 		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
@@ -68,7 +76,7 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		if m.logs == nil {
 			m.logs, m.names = map[uuid.UUID]*memoryLog{}, map[string]uuid.UUID{}
 		}
-		l = &memoryLog{info: b.Info}
+		l = &memoryLog{info: b.Info, keys: map[string]bool{}}
 		l.info.Labels = nil // none, unless given some
 		if len(b.Info.Labels) > 0 {
 			l.info.Labels = maps.Clone(b.Info.Labels)
@@ -81,6 +89,10 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
 	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
+	if b.Key != "" {
+		l.batches = append(l.batches, nous.BatchMark{Key: b.Key, Revision: b.Info.Revision, Head: b.Info.Head})
+		l.keys[b.Key] = true
+	}
 	return nil
 }
 
@@ -96,7 +108,8 @@ func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stor
 		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
 	after = min(max(after, 0), int64(len(l.events)))
-	return nous.Stored{Info: l.infoCopy(), State: bytes.Clone(l.state), Events: clone(l.events[after:])}, nil
+	i, _ := slices.BinarySearchFunc(l.batches, after, func(m nous.BatchMark, after int64) int { return cmp.Compare(m.Head, after) })
+	return nous.Stored{Info: l.infoCopy(), State: bytes.Clone(l.state), Events: clone(l.events[after:]), Batches: slices.Clone(l.batches[i:])}, nil
 }
 
 // infoCopy returns l's info, its labels a copy.
