@@ -107,8 +107,8 @@ func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stor
 	if !ok {
 		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
-	after = min(max(after, 0), int64(len(l.events)))
 	i, _ := slices.BinarySearchFunc(l.batches, after, func(m nous.BatchMark, after int64) int { return cmp.Compare(m.Head, after) })
+	after = min(max(after, 0), int64(len(l.events)))
 	return nous.Stored{Info: l.infoCopy(), State: bytes.Clone(l.state), Events: clone(l.events[after:]), Batches: slices.Clone(l.batches[i:])}, nil
 }
 

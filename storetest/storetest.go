@@ -90,6 +90,10 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"Names", testNames},
 		{"NamesRace", func(t *testing.T, s nous.Store) { testNamesRace(t, []nous.Store{s}) }},
 		{"ListLabels", testListLabels},
+		{"BatchKeys", testBatchKeys},
+		{"BackendKeys", testBackendKeys},
+		{"LandedThenAnother", func(t *testing.T, s nous.Store) { testLandedThenAnother(t, s, s) }},
+		{"LostRepliesRandom", func(t *testing.T, s nous.Store) { testLostRepliesRandom(t, []nous.Store{s}) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
@@ -110,6 +114,8 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"NamesRace", func(t *testing.T, a, b nous.Store) { testNamesRace(t, []nous.Store{a, b}) }},
 		{"Watch", func(t *testing.T, a, b nous.Store) { testWatchOn(t, a, b) }},
 		{"Delete", testDeleteTwoHandles},
+		{"LandedThenAnother", testLandedThenAnother},
+		{"LostRepliesRandom", func(t *testing.T, a, b nous.Store) { testLostRepliesRandom(t, []nous.Store{a, b}) }},
 	} {
 		t.Run("TwoHandles/"+tt.name, func(t *testing.T) {
 			if o.second == nil {

@@ -1,0 +1,365 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nous-go/nous"
+)
+
+// committing is a store whose Append, once armed, stores the batch, then
+// runs meanwhile (another writer's save, as it happens between a commit
+// and a reply that never arrives), then fails as a lost connection would.
+type committing struct {
+	nous.Store
+	armed     bool
+	meanwhile func()
+}
+
+func (s *committing) Append(ctx context.Context, b nous.Batch) error {
+	if err := s.Store.Append(ctx, b); err != nil || !s.armed {
+		return err
+	}
+	s.armed = false
+	if s.meanwhile != nil {
+		s.meanwhile()
+	}
+	return errLostAck
+}
+
+// texts counts the user messages of c's log (its view may be compacted)
+// by their text.
+func texts(c *nous.Context) map[string]int {
+	n := map[string]int{}
+	for e := range c.Log().All() {
+		if e.Message != nil && e.Message.Role == nous.RoleUser {
+			n[e.Message.Content]++
+		}
+	}
+	return n
+}
+
+// turn adds a user message of text to c and counts it in c's deps under
+// "turns": the state update a turn makes.
+func turn(t *testing.T, c *nous.Context, text string) {
+	t.Helper()
+	must(t, c.AddMessage(nous.UserMessage(text)))
+	c.MergeDeps(map[string]any{"turns": turnsCounted(c) + 1})
+}
+
+// turnsCounted returns the deps' count of turns of c.
+func turnsCounted(c *nous.Context) int {
+	switch n := c.Deps["turns"].(type) {
+	case float64:
+		return int(n)
+	case int:
+		return n
+	case json.Number:
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return 0
+}
+
+// A save whose batch landed, its reply lost, while another writer saved
+// after it (through the second handle where the backend has one), is
+// found by its key: the retry conflicts with the batch taken as saved, and
+// Refresh brings the other writer's turn, each turn and each state update
+// stored once. Refresh finds it too, without a retry first; so does a
+// retry after a state-only save.
+func testLandedThenAnother(t *testing.T, a, b nous.Store) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		recover func(c *nous.Context) error
+	}{
+		{"retried, then refreshed", func(c *nous.Context) error {
+			if err := c.Save(ctx, a); !errors.Is(err, nous.ErrConflict) {
+				return fmt.Errorf("the retry: %v, want ErrConflict", err)
+			}
+			return c.Refresh(ctx, a)
+		}},
+		{"refreshed", func(c *nous.Context) error { return c.Refresh(ctx, a) }},
+		{"state only", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := conversation(t, 1)
+			must(t, c.Save(ctx, a))
+			other := load(t, b, c.Log().ID())
+			s := &committing{Store: a, armed: true, meanwhile: func() {
+				must(t, other.Refresh(ctx, b)) // it sees the batch that landed
+				turn(t, other, "theirs")
+				must(t, other.Save(ctx, b))
+			}}
+			if tc.recover == nil { // a state-only batch lands, then another's
+				c.AgentName = "mine"
+				if err := c.Save(ctx, s); !errors.Is(err, errLostAck) {
+					t.Fatalf("Save with its reply lost: %v", err)
+				}
+				must(t, c.Refresh(ctx, a))
+				if c.AgentName != "mine" || texts(c)["theirs"] != 1 {
+					t.Fatalf("after Refresh: agent %q, texts %v: want mine, and their turn", c.AgentName, texts(c))
+				}
+				sameContext(t, load(t, a, c.Log().ID()), c)
+				return
+			}
+			turn(t, c, "mine")
+			if err := c.Save(ctx, s); !errors.Is(err, errLostAck) {
+				t.Fatalf("Save with its reply lost: %v", err)
+			}
+			must(t, tc.recover(c))
+			if n := texts(c); n["mine"] != 1 || n["theirs"] != 1 {
+				t.Fatalf("after the recovery: %v, want each turn once", n)
+			}
+			sameContext(t, load(t, a, c.Log().ID()), c)
+			turn(t, c, "next")
+			must(t, c.Save(ctx, a))
+			got := load(t, b, c.Log().ID())
+			sameContext(t, c, got)
+			if n := texts(got); n["mine"] != 1 || n["theirs"] != 1 || n["next"] != 1 || turnsCounted(got) != 3 {
+				t.Fatalf("stored %v with %d turns counted, want each turn once, and 3 counted", n, turnsCounted(got))
+			}
+		})
+	}
+}
+
+// A turn saved under a key of the application's (SetBatchKey) whose reply
+// was lost is known as stored to a process that starts again and loads the
+// log (HasBatch), and a save of the same key again, from a context that
+// loaded the log before or after it landed, stores nothing.
+func testBatchKeys(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, s))
+	stale := load(t, s, c.Log().ID())
+	turn(t, c, "job 1")
+	c.SetBatchKey("job-1")
+	lost := &committing{Store: s, armed: true}
+	if err := c.Save(ctx, lost); !errors.Is(err, errLostAck) {
+		t.Fatalf("Save with its reply lost: %v", err)
+	}
+	// The process dies here. Another starts again from the store.
+	restarted := load(t, s, c.Log().ID())
+	if !restarted.HasBatch("job-1") || restarted.HasBatch("job-2") || restarted.HasBatch("") {
+		t.Fatal("a loaded context does not know which batch keys its log holds")
+	}
+	turn(t, restarted, "job 1")
+	restarted.SetBatchKey("job-1")
+	refused(t, "a save of a key the loaded log holds", restarted, nous.ErrLanded, func() error { return restarted.Save(ctx, s) })
+	turn(t, stale, "job 1")
+	stale.SetBatchKey("job-1")
+	if err := stale.Save(ctx, s); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("a stale context's save of a stored key: %v, want ErrConflict", err)
+	}
+	// The context that lost the reply retries: its batch is there.
+	must(t, c.Save(ctx, s))
+	if !c.HasBatch("job-1") {
+		t.Fatal("a batch found landed is not known by its key")
+	}
+	again := load(t, s, c.Log().ID())
+	sameContext(t, c, again)
+	if n := texts(again); n["job 1"] != 1 {
+		t.Fatalf("stored %v, want job 1 once", n)
+	}
+	// A key is the next batch's only: the one after gets a random key.
+	turn(t, again, "job 2")
+	again.SetBatchKey("job-2")
+	must(t, again.Save(ctx, s))
+	turn(t, again, "job 3")
+	must(t, again.Save(ctx, s))
+	st, err := s.Read(ctx, c.Log().ID(), 0)
+	must(t, err)
+	var keys []string
+	for _, m := range st.Batches {
+		keys = append(keys, m.Key)
+	}
+	if len(keys) < 3 || !slices.Contains(keys, "job-1") || !slices.Contains(keys, "job-2") || keys[len(keys)-1] == "job-2" {
+		t.Fatalf("stored batch keys %q: want job-1, job-2 and a random one after", keys)
+	}
+	bad := strings.Repeat("k", nous.MaxKeyBytes+1)
+	turn(t, again, "a bad key")
+	again.SetBatchKey(bad)
+	refused(t, "a key over MaxKeyBytes", again, nous.ErrInvalidKey, func() error { return again.Save(ctx, s) })
+	again.SetBatchKey("nul\x00")
+	refused(t, "a key with NUL", again, nous.ErrInvalidKey, func() error { return again.Save(ctx, s) })
+}
+
+// The backend's side of keys: Append keeps a batch's key with it and
+// refuses a batch whose key the log holds, atomically with the head's
+// check, storing nothing; Read gives the marks of the batches whose head
+// is at or after the seq asked for, in revision order.
+func testBackendKeys(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	id := c.Log().ID()
+	var want []nous.BatchMark
+	for i := range 6 {
+		if i%3 != 2 {
+			turn(t, c, fmt.Sprint("turn ", i))
+		} else {
+			c.Iteration++ // a batch without events: a mark at the head before it
+		}
+		key := fmt.Sprint("key-", i)
+		c.SetBatchKey(key)
+		must(t, c.Save(ctx, s))
+		want = append(want, nous.BatchMark{Key: key, Revision: int64(i + 1), Head: int64(c.Log().Len())})
+	}
+	for _, after := range []int64{0, 1, want[2].Head - 1, want[2].Head, want[5].Head, want[5].Head + 1} {
+		st, err := s.Read(ctx, id, after)
+		must(t, err)
+		var w []nous.BatchMark
+		for _, m := range want {
+			if m.Head >= after {
+				w = append(w, m)
+			}
+		}
+		if !slices.Equal(st.Batches, w) {
+			t.Fatalf("Read after %d: marks %+v, want %+v", after, st.Batches, w)
+		}
+	}
+	st, err := s.Read(ctx, id, 0)
+	must(t, err)
+	b := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State, Key: "key-3"}
+	b.Info.Revision++
+	if err := s.Append(ctx, b); !errors.Is(err, nous.ErrLanded) || !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("Append of a key the log holds: %v, want ErrLanded", err)
+	}
+	b.Key = "key-\x00"
+	if err := s.Append(ctx, b); !errors.Is(err, nous.ErrInvalidKey) {
+		t.Fatalf("Append of a key with NUL: %v, want ErrInvalidKey", err)
+	}
+	if after, err := s.Read(ctx, id, 0); err != nil || after.Info.Revision != st.Info.Revision || len(after.Batches) != len(want) {
+		t.Fatalf("refused appends changed the log: revision %d, %d marks, %v", after.Info.Revision, len(after.Batches), err)
+	}
+	b.Key = "key-new"
+	must(t, s.Append(ctx, b))
+	other := conversation(t, 1) // keys are a log's own: another log may hold the same
+	other.SetBatchKey("key-3")
+	must(t, other.Save(ctx, s))
+}
+
+// Writers of one log take turns at random through stores that lose
+// replies: some batches fail before the store has them, some land and
+// lose the reply, some land while another writer saves before the reply
+// is lost. Each writer keys its turns and recovers as Save's doc says: a
+// failed save is retried; on a conflict, Refresh; when that conflicts too,
+// Load and redo the turns the loaded log has no batch of. At the end every
+// turn is stored once, and the count of turns in the deps, which each turn
+// adds one to, is the number of turns.
+func testLostRepliesRandom(t *testing.T, handles []nous.Store) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(7))
+	first := conversation(t, 1)
+	first.SetBatchKey("seed")
+	must(t, first.Save(ctx, handles[0]))
+	id := first.Log().ID()
+	type writer struct {
+		c       *nous.Context
+		s       nous.Store
+		pending []string // its turns not yet known stored, in order
+	}
+	writers := make([]*writer, 3)
+	for i := range writers {
+		h := handles[i%len(handles)]
+		writers[i] = &writer{c: load(t, h, id), s: h}
+	}
+	var done []string
+	var save func(w *writer, depth int)
+	save = func(w *writer, depth int) {
+		s := &committing{Store: w.s}
+		switch rng.Intn(5) {
+		case 0:
+			s.armed = true // lands, the reply lost
+		case 1:
+			s.armed = true
+			if depth == 0 {
+				o := writers[rng.Intn(len(writers))]
+				if o != w {
+					s.meanwhile = func() { // another writer's turn lands first
+						o.pending = append(o.pending, fmt.Sprintf("t%d", len(done)))
+						done = append(done, o.pending[len(o.pending)-1])
+						turn(t, o.c, o.pending[len(o.pending)-1])
+						o.c.SetBatchKey(o.pending[len(o.pending)-1])
+						save(o, depth+1)
+					}
+				}
+			}
+		}
+		err := w.c.Save(ctx, s)
+		if err == nil {
+			w.pending = w.pending[:0]
+			return
+		}
+		if errors.Is(err, errLostAck) && rng.Intn(2) == 0 {
+			return // left for later: the next turn's save, or a refresh, finds it
+		}
+		for errors.Is(err, errLostAck) {
+			err = w.c.Save(ctx, w.s)
+		}
+		if err == nil {
+			w.pending = w.pending[:0]
+			return
+		}
+		if !errors.Is(err, nous.ErrConflict) {
+			t.Fatalf("save: %v", err)
+		}
+		if err := w.c.Refresh(ctx, w.s); err == nil {
+			w.pending = w.pending[:0]
+			return
+		} else if !errors.Is(err, nous.ErrConflict) {
+			t.Fatalf("refresh: %v", err)
+		}
+		c := load(t, w.s, id)
+		var redo []string
+		for _, k := range w.pending {
+			if !c.HasBatch(k) {
+				redo = append(redo, k)
+			}
+		}
+		w.c, w.pending = c, nil
+		for _, k := range redo {
+			turn(t, w.c, k)
+			w.c.SetBatchKey(k)
+			w.pending = append(w.pending, k)
+			save(w, depth+1)
+		}
+	}
+	for range 60 {
+		w := writers[rng.Intn(len(writers))]
+		if len(w.pending) == 0 && rng.Intn(4) == 0 {
+			if err := w.c.Refresh(ctx, w.s); err != nil && !errors.Is(err, nous.ErrConflict) {
+				t.Fatalf("refresh: %v", err)
+			}
+		}
+		k := fmt.Sprintf("t%d", len(done))
+		done = append(done, k)
+		turn(t, w.c, k)
+		w.c.SetBatchKey(k)
+		w.pending = append(w.pending, k)
+		save(w, 0)
+	}
+	for _, w := range writers { // the turns left pending: saved, or redone
+		for len(w.pending) > 0 {
+			save(w, 1)
+		}
+	}
+	got := load(t, handles[0], id)
+	n := texts(got)
+	for _, k := range done {
+		if n[k] != 1 {
+			t.Errorf("turn %s stored %d times", k, n[k])
+		}
+		if !got.HasBatch(k) {
+			t.Errorf("turn %s has no batch of its key", k)
+		}
+	}
+	if turnsCounted(got) != len(done) {
+		t.Errorf("the deps count %d turns, %d were stored", turnsCounted(got), len(done))
+	}
+}
