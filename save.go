@@ -3,6 +3,8 @@ package nous
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,11 +148,11 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	}
 	key := c.batchKey
 	if key == "" {
-		id, err := uuid.NewRandom()
-		if err != nil {
+		var random [16]byte
+		if _, err := rand.Read(random[:]); err != nil {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
-		key = id.String()
+		key = base64.RawURLEncoding.EncodeToString(random[:]) // 22 characters
 	}
 	info := c.logInfo(head)
 	info.Revision, info.Incarnation = sp.revision+1, sp.incarnation

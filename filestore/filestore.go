@@ -70,7 +70,9 @@ type options struct {
 // past either, the least recently used is read again from its file when
 // next used (which costs a read of the whole file). The default is 256
 // logs and 32 MiB; the log in use is always kept. A value below 1 keeps
-// the default.
+// the default. Where processes share a directory, each log kept holds its
+// file open (so that a file replaced under its name is always told from
+// it), besides the 64 files at most a store keeps open to append to.
 func WithCacheLimit(logs int, bytes int64) Option {
 	return func(o *options) { o.cacheLogs, o.cacheBytes = logs, bytes }
 }
@@ -113,9 +115,14 @@ const (
 // entry is a log the store has read: what its file holds, or why it cannot
 // be used.
 type entry struct {
-	bytes    int64 // about what it holds in memory, as last counted
-	file     logFile
-	stat     os.FileInfo // the file it read (os.SameFile tells another one under its name)
+	bytes int64 // about what it holds in memory, as last counted
+	file  logFile
+	stat  os.FileInfo // the file it read (os.SameFile tells another one under its name)
+	// pin is that file, open while the entry is kept where processes share
+	// a directory: a file replaced (rewritten, or deleted and made again)
+	// and removed keeps its inode while it is open, so another file cannot
+	// take the same inode and pass for it.
+	pin      *os.File
 	seen     int64       // the file's size when it was last read: its whole frames, and a torn frame being written
 	f        file        // the log file open for appending, after its first append
 	fstat    os.FileInfo // the file f is
@@ -128,6 +135,30 @@ func (e *entry) close() {
 		e.f.Close()
 		e.f = nil
 	}
+}
+
+// release closes e's files, the one that pins it included.
+func (e *entry) release() {
+	e.close()
+	e.repin(nil)
+}
+
+// repin makes f the file that pins e, closing the one before.
+func (e *entry) repin(f *os.File) {
+	if e.pin != nil {
+		e.pin.Close()
+	}
+	e.pin = f
+}
+
+// pinned returns f, to pin an entry with, where processes share a
+// directory; elsewhere it closes f and returns nil.
+func pinned(f *os.File) *os.File {
+	if !shared {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 const suffix = ".log"
@@ -197,7 +228,7 @@ func (s *Store) Close() error {
 		close(ch)
 	}
 	for _, e := range s.logs {
-		e.close()
+		e.release()
 	}
 	return s.unlock()
 }
@@ -255,7 +286,12 @@ func (s *Store) read(id uuid.UUID) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
@@ -271,11 +307,12 @@ func (s *Store) read(id uuid.UUID) (*entry, error) {
 	if lf.info.ID != id {
 		return nil, fmt.Errorf("filestore: log %s: the file holds log %s: %w", id, lf.info.ID, nous.ErrCorrupt)
 	}
+	keep = true
 	// The state and the calls a file of version 1 keeps apart are slices
 	// of b: copied, so that the file's content, events included, is not
 	// kept in memory.
 	lf.state, lf.calls = bytes.Clone(lf.state), cloneEvents(lf.calls)
-	e := &entry{file: lf, stat: fi, seen: int64(len(b))}
+	e := &entry{file: lf, stat: fi, seen: int64(len(b)), pin: pinned(f)}
 	s.logs[id] = e
 	s.used(id)
 	return e, nil
@@ -323,7 +360,7 @@ var errReplaced = errors.New("the file was replaced")
 // drop forgets what s read of log id. s.mu is held.
 func (s *Store) drop(id uuid.UUID) {
 	if e, ok := s.logs[id]; ok {
-		e.close()
+		e.release()
 		s.forget(id, e)
 		delete(s.logs, id)
 	}
@@ -351,7 +388,7 @@ func (s *Store) used(id uuid.UUID) {
 		old := s.recent.Front().Value.(uuid.UUID)
 		e := s.logs[old]
 		s.forget(old, e)
-		e.close()
+		e.release()
 		delete(s.logs, old)
 	}
 }
@@ -578,11 +615,14 @@ func (s *Store) create(ctx context.Context, b nous.Batch) error {
 			return err
 		}
 	}
-	err := s.createFile(id, content)
+	pin, err := s.createFile(id, content)
 	if rerr := release(err == nil || errors.As(err, new(errRenamed))); err == nil {
 		err = rerr
 	}
 	if err != nil {
+		if pin != nil {
+			pin.Close()
+		}
 		if errors.As(err, new(errRenamed)) {
 			s.logs[id] = &entry{poisoned: err}
 			s.forget(id, nil)
@@ -596,37 +636,46 @@ func (s *Store) create(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s: %w", id, err) // checked by checkFrame: never
 	}
 	e.file.good += int64(len(content) - len(magic))
-	if fi, err := os.Stat(s.path(id)); err == nil {
-		e.stat, e.seen = fi, e.file.good
+	if fi, err := pin.Stat(); err == nil { // the file made, whatever has its name by now
+		e.stat, e.seen, e.pin = fi, e.file.good, pinned(pin)
 		s.logs[id] = e
 		s.used(id)
+	} else {
+		pin.Close()
 	}
 	s.notify(id)
 	return nil
 }
 
 // createFile writes content as the file of log id: aside, fsynced, linked
-// into place, the directory fsynced.
-func (s *Store) createFile(id uuid.UUID, content []byte) error {
+// into place, the directory fsynced. It returns the file made, open for
+// reading, also with an error once it is in place.
+func (s *Store) createFile(id uuid.UUID, content []byte) (*os.File, error) {
 	tmp := tmpName(s.path(id))
 	if err := s.writeFile(tmp, content); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("filestore: log %s: %w", id, err)
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	err := s.fs.link(tmp, s.path(id))
-	os.Remove(tmp)
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("filestore: log %s exists (created by another process): %w", id, nous.ErrConflict)
-	}
+	made, err := os.Open(tmp)
 	if err != nil {
-		return fmt.Errorf("filestore: log %s: %w", id, err)
+		os.Remove(tmp)
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	err = s.fs.link(tmp, s.path(id))
+	os.Remove(tmp)
+	if err != nil {
+		made.Close()
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("filestore: log %s exists (created by another process): %w", id, nous.ErrConflict)
+		}
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	if err := s.syncDir(); err != nil {
 		// The file is in place, but its name may not survive a crash:
 		// the caller poisons the log until the store is opened again.
-		return errRenamed{fmt.Errorf("filestore: log %s: %w", id, err)}
+		return made, errRenamed{fmt.Errorf("filestore: log %s: %w", id, err)}
 	}
-	return nil
+	return made, nil
 }
 
 // errRenamed is a failed create whose file is in place: the log is

@@ -66,33 +66,51 @@ func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, u
 		os.Remove(tmp)
 		return false, nil
 	}
-	var hold *os.File // the new file's lock, taken before it has the log's name
+	made, err := os.Open(tmp) // the new file, to pin the entry with
+	if err != nil {
+		os.Remove(tmp)
+		return false, nil
+	}
+	fi, err := made.Stat()
+	if err != nil {
+		made.Close()
+		os.Remove(tmp)
+		return false, nil
+	}
 	if shared {
-		if hold, err = os.Open(tmp); err == nil {
+		// The new file's lock, taken before it has the log's name.
+		hold, err := os.Open(tmp)
+		if err == nil {
 			if err = lockFile(ctx, hold); err != nil {
 				hold.Close()
 			}
 		}
 		if err != nil {
+			made.Close()
 			os.Remove(tmp)
 			return false, nil
 		}
 		defer hold.Close()
 	} else {
-		unlock() // where no other process shares the directory: no handle of the old file open as it is replaced
+		// Where no other process shares the directory: no handle of the
+		// old file open as it is replaced.
+		made.Close()
+		made = nil
+		unlock()
+		e.repin(nil)
 	}
 	e.close()
 	if err := s.fs.rename(tmp, path); err != nil {
+		if made != nil {
+			made.Close()
+		}
 		os.Remove(tmp)
 		return false, nil
 	}
-	fi, statErr := os.Stat(path)
-	if err := s.syncDir(); err != nil || statErr != nil {
+	e.repin(made)
+	if err := s.syncDir(); err != nil {
 		// The new file is in place, but its name may not survive a
 		// crash: the log is poisoned until the store is opened again.
-		if err == nil {
-			err = statErr
-		}
 		e.poisoned = fmt.Errorf("filestore: log %s: %w", id, err)
 		s.forget(id, e)
 		return true, e.poisoned

@@ -1,0 +1,248 @@
+package filestore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/filestore"
+	"github.com/nous-go/nous/storetest"
+)
+
+// Every rule of the suite holds when every save rewrites its log's file:
+// racing writers through two handles, Watch, forks, names, lost replies.
+func TestConformanceRewriting(t *testing.T) {
+	filestore.RewriteAlways(t)
+	dirs := map[nous.Store]string{}
+	var opts []storetest.Option
+	if filestore.Shared {
+		opts = append(opts, storetest.WithSecondHandle(func(t *testing.T, s nous.Store) nous.Store { return open(t, dirs[s]) }))
+	}
+	storetest.Run(t, func(t *testing.T) nous.Store {
+		dir := t.TempDir()
+		s := open(t, dir)
+		dirs[s] = dir
+		return s
+	}, opts...)
+}
+
+// stateSize is a store that remembers the size of the last state
+// document it was given.
+type stateSize struct {
+	nous.Store
+	state int
+}
+
+func (s *stateSize) Append(ctx context.Context, b nous.Batch) error {
+	s.state = len(b.State)
+	return s.Store.Append(ctx, b)
+}
+
+// eventBytes returns the bytes of c's events, as a store keeps them.
+func eventBytes(t *testing.T, c *nous.Context) int {
+	t.Helper()
+	n := 0
+	for i := range c.Log().Len() {
+		b, err := c.AppendEventJSON(nil, int64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(b)
+	}
+	return n
+}
+
+// A log whose deps change a 20 KB value at every save holds its events and
+// about one state, not a state per save: after 1,000 saves the file is
+// within twice its events' bytes and one state document, and within that
+// bound at every save once it is past the size below which no file is
+// rewritten. It loads as saved, and a reopened store goes on.
+func TestBoundedGrowth(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs := open(t, dir, filestore.WithoutSync())
+	s := &stateSize{Store: fs}
+	c := nous.NewContext(nous.WithDeps(map[string]any{"notes": ""}))
+	name := filepath.Join(dir, c.Log().ID().String()+".log")
+	saves := 1000
+	if testing.Short() {
+		saves = 300
+	}
+	var largest float64
+	for i := range saves {
+		if err := c.AddMessage(nous.UserMessage(fmt.Sprint("turn ", i))); err != nil {
+			t.Fatal(err)
+		}
+		c.Deps["notes"] = strings.Repeat(fmt.Sprintf("%07d ", i), 20<<10/8) // 20 KB, all of it changed
+		if err := c.Save(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%50 != 49 && i != saves-1 {
+			continue
+		}
+		state, events := s.state, eventBytes(t, c)
+		ratio := float64(fi.Size()) / float64(state+events)
+		largest = max(largest, ratio)
+		if fi.Size() > 64<<10 && ratio > 2 {
+			t.Fatalf("save %d: a file of %d bytes for %d bytes of events and a state of %d: %.2fx, over 2x", i+1, fi.Size(), events, state, ratio)
+		}
+	}
+	t.Logf("the file at most %.2fx its events and one state", largest)
+	got, err := nous.Load(ctx, s, c.Log().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := c.Serialize()
+	if doc, _ := got.Serialize(); string(doc) != string(want) {
+		t.Fatal("the log rewritten loads otherwise than saved")
+	}
+	fs.Close()
+	fs = open(t, dir)
+	again, err := nous.Load(ctx, fs, c.Log().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ := again.Serialize(); string(doc) != string(want) {
+		t.Fatal("the log rewritten loads otherwise after a reopen")
+	}
+	if err := again.AddMessage(nous.UserMessage("after the reopen")); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Save(ctx, fs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewrittenSaves returns a context saved n times, its file rewritten at
+// save k (counting from 1) and appended to otherwise, with the bytes of
+// its log file and the context's document after each save from k on.
+func rewrittenSaves(t *testing.T, dir string, n, k int) (*nous.Context, [][]byte, []string) {
+	t.Helper()
+	s := open(t, dir, filestore.WithoutSync())
+	c := nous.NewContext()
+	c.SetBatchKey("the first")
+	var files [][]byte
+	var docs []string
+	for i := range n {
+		if i+1 == k {
+			filestore.RewriteAlways(t)
+		} else {
+			filestore.RewriteNever(t)
+		}
+		if err := c.AddMessage(nous.UserMessage(fmt.Sprintf("turn %d \x00", i))); err != nil {
+			t.Fatal(err)
+		}
+		c.IncrementIteration()
+		if err := c.Save(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		if i+1 < k {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, c.Log().ID().String()+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i+1 == k && len(b) >= len(files) && filestore.FileVersion(b) == 0 {
+			t.Fatal("not a log file")
+		}
+		files = append(files, b)
+		doc, err := c.Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(doc))
+	}
+	s.Close()
+	if len(files[0]) >= len(files[len(files)-1]) || !strings.HasPrefix(string(files[len(files)-1]), string(files[0])) {
+		t.Fatal("the saves after the rewrite did not append to it")
+	}
+	return c, files, docs
+}
+
+// Cutting a rewritten log file at every byte offset, then opening and
+// loading, gives the context of the last save whose bytes are all there
+// (the rewrite's, or one appended after it), ErrCorrupt inside the
+// rewritten frame (a file appears whole, by a rename), and a later save
+// works, its batch keys kept.
+func TestRewrittenTruncatedAtEveryOffset(t *testing.T) {
+	c, files, docs := rewrittenSaves(t, t.TempDir(), 5, 3)
+	id := c.Log().ID()
+	full := files[len(files)-1]
+	for cut := 0; cut <= len(full); cut++ {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := open(t, dir, filestore.WithoutSync())
+		want := -1
+		for i, f := range files {
+			if len(f) <= cut {
+				want = i
+			}
+		}
+		got, err := nous.Load(context.Background(), s, id)
+		if want < 0 {
+			if !errors.Is(err, nous.ErrCorrupt) {
+				t.Fatalf("cut at %d, inside the rewritten frame: %v, want ErrCorrupt", cut, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if doc, _ := got.Serialize(); string(doc) != docs[want] {
+			t.Fatalf("cut at %d: loaded a context that is not save %d after the rewrite", cut, want)
+		}
+		if !got.HasBatch("the first") {
+			t.Fatalf("cut at %d: the first batch's key is lost", cut)
+		}
+		if err := got.AddMessage(nous.UserMessage("after the crash")); err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Save(context.Background(), s); err != nil {
+			t.Fatalf("cut at %d: a save after recovery: %v", cut, err)
+		}
+		if _, err := nous.Load(context.Background(), s, id); err != nil {
+			t.Fatalf("cut at %d: load after the save: %v", cut, err)
+		}
+	}
+}
+
+// Flipping any byte of a rewritten log file gives ErrCorrupt, or, in the
+// last frame only, a cut to the save before it: never another context.
+func TestRewrittenEveryByteFlipped(t *testing.T) {
+	c, files, docs := rewrittenSaves(t, t.TempDir(), 4, 2)
+	id := c.Log().ID()
+	full := files[len(files)-1]
+	for i := range full {
+		dir := t.TempDir()
+		b := append([]byte(nil), full...)
+		b[i] ^= 0x41
+		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := open(t, dir, filestore.WithoutSync())
+		got, err := nous.Load(context.Background(), s, id)
+		switch {
+		case errors.Is(err, nous.ErrCorrupt):
+			continue
+		case err != nil:
+			t.Fatalf("flip at %d: %v, want ErrCorrupt or a cut", i, err)
+		}
+		doc, _ := got.Serialize()
+		lastFrame := i >= len(files[len(files)-2])
+		if string(doc) != docs[len(docs)-1] && !(lastFrame && string(doc) == docs[len(docs)-2]) {
+			t.Fatalf("flip at %d: loaded a context that is not the last save, nor, for a flip in the last frame, the one before", i)
+		}
+	}
+}
