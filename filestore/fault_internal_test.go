@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,5 +187,121 @@ func TestSavesAreDurable(t *testing.T) {
 			}
 		}
 		s.Close()
+	}
+}
+
+// A rewrite is durable before the save returns: the new file written
+// aside, fsynced, renamed over the log's, the directory fsynced, every
+// byte covered by an fsync.
+func TestRewriteIsDurable(t *testing.T) {
+	setRewrite(t, 0, [2]int64{0, 1})
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fs := newTestFS()
+	s.fs = fs
+	c := nous.NewContext()
+	name := c.Log().ID().String() + suffix
+	for i := range 3 {
+		if err := c.AddMessage(nous.UserMessage(fmt.Sprint("turn ", i))); err != nil {
+			t.Fatal(err)
+		}
+		before := fs.count()
+		if err := c.Save(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		ops := fs.since(before)
+		if i > 0 {
+			tmp := ""
+			if len(ops) > 0 {
+				tmp = strings.TrimPrefix(ops[0], "write ")
+			}
+			if !strings.HasPrefix(tmp, name+".") || !strings.HasSuffix(tmp, ".tmp") ||
+				!hasInOrder(ops, "write "+tmp, "sync "+tmp, "rename "+tmp+" "+name, "syncdir") {
+				t.Fatalf("save %d: %v; want the file written aside, fsynced, renamed over the log's, its directory fsynced", i, ops)
+			}
+		}
+		if u := fs.unsynced(); len(u) > 0 {
+			t.Fatalf("save %d returned with bytes no fsync covered: %v", i, u)
+		}
+	}
+}
+
+// A rewrite that fails before its file takes the log's name (the new
+// file's write or the rename) leaves the log's file as it was and the save
+// to an append, which stores it; no temporary file stays. One whose
+// directory fsync fails poisons the log until the store is opened again,
+// which finds the rewritten file, and the context's retry stores nothing
+// twice.
+func TestRewriteFaults(t *testing.T) {
+	setRewrite(t, 0, [2]int64{0, 1})
+	ctx := context.Background()
+	for _, op := range []string{"create", "rename", "syncdir"} {
+		t.Run(op, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := newTestFS()
+			s.fs = fs
+			c := nous.NewContext()
+			for _, text := range []string{"one", "two"} {
+				if err := c.AddMessage(nous.UserMessage(text)); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Save(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			injected := errors.New("injected " + op + " failure")
+			fs.failing(op, injected)
+			if err := c.AddMessage(nous.UserMessage("three")); err != nil {
+				t.Fatal(err)
+			}
+			err = c.Save(ctx, s)
+			fs.failing("", nil)
+			if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) != 0 {
+				t.Fatalf("temporary files left: %v", tmps)
+			}
+			if op != "syncdir" {
+				if err != nil {
+					t.Fatalf("a save whose rewrite failed at %s: %v, want it appended", op, err)
+				}
+				raw, err := os.ReadFile(s.path(c.Log().ID()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lf, err := parseLog(raw); err != nil || len(lf.frames) != 2 || lf.info.Head != 3 {
+					t.Fatalf("after a failed rewrite: %d frames, head %d, %v; want the rewritten frame and one appended", len(lf.frames), lf.info.Head, err)
+				}
+			} else {
+				if !errors.Is(err, injected) {
+					t.Fatalf("a save whose rewrite's directory fsync failed: %v", err)
+				}
+				if err := c.Save(ctx, s); err == nil {
+					t.Fatal("a poisoned log saved again without a reopen")
+				}
+				s.Close()
+				if s, err = Open(dir); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Save(ctx, s); err != nil {
+					t.Fatalf("the retry after a reopen: %v", err)
+				}
+			}
+			defer s.Close()
+			got, err := nous.Load(ctx, s, c.Log().ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := c.Serialize()
+			if doc, _ := got.Serialize(); string(doc) != string(want) {
+				t.Fatalf("loaded otherwise than saved after a failed %s", op)
+			}
+		})
 	}
 }

@@ -104,6 +104,40 @@ func TestParseLog(t *testing.T) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
+	// A rewritten first frame holds the marks of the batches it took in:
+	// keys once each, revisions rising before its own, heads not falling
+	// up to its own; no later frame holds marks.
+	rewritten := func(change func(f *frame)) []byte {
+		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, Revision: 4, CreatedAt: at, UpdatedAt: at}, key: "k4", state: []byte(`{}`),
+			marks:  []nous.BatchMark{{Key: "k1", Revision: 1, Head: 1}, {Key: "k2", Revision: 2, Head: 1}, {Key: "k3", Revision: 3, Head: 3}},
+			events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`), []byte(`{"seq":3}`)}}
+		change(&f)
+		return appendFrame([]byte(magic), &f, version)
+	}
+	if got, err := parseLog(rewritten(func(*frame) {})); err != nil || len(got.marks) != 4 || !got.keys["k2"] || got.info.Revision != 4 {
+		t.Fatalf("a rewritten first frame: %d marks, revision %d, %v", len(got.marks), got.info.Revision, err)
+	}
+	for name, change := range map[string]func(f *frame){
+		"a key twice":            func(f *frame) { f.marks[1].Key = "k1" },
+		"the frame's key marked": func(f *frame) { f.marks[2].Key = "k4" },
+		"an empty key":           func(f *frame) { f.marks[0].Key = "" },
+		"revisions falling":      func(f *frame) { f.marks[1].Revision = 1 },
+		"a mark of its revision": func(f *frame) { f.marks[2].Revision = 4 },
+		"heads falling":          func(f *frame) { f.marks[1].Head = 0 },
+		"a head past its own":    func(f *frame) { f.marks[2].Head = 4 },
+		"marks in a later frame": func(f *frame) { f.marks = nil }, // and a later frame with some, below
+	} {
+		b := rewritten(change)
+		if name == "marks in a later frame" {
+			later := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 4, Revision: 5, CreatedAt: at, UpdatedAt: at}, after: 3, state: []byte(`{}`),
+				marks: []nous.BatchMark{{Key: "k9", Revision: 1, Head: 1}}, events: []json.RawMessage{[]byte(`{"seq":4}`)}}
+			b = appendFrame(b, &later, version)
+			b = append(b, b[len(magic):len(magic)+4]...) // not the torn last frame
+		}
+		if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
 	if _, err := parseLog([]byte("NOTALOG!rest")); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("wrong magic: %v", err)
 	}

@@ -76,6 +76,12 @@ func (fs *testFS) openAppend(name string) (file, error) {
 }
 
 func (fs *testFS) rename(from, to string) error {
+	fs.mu.Lock()
+	fail, ferr := fs.fail, fs.err
+	fs.mu.Unlock()
+	if fail == "rename" {
+		return ferr
+	}
 	if err := fs.osFS.rename(from, to); err != nil {
 		return err
 	}
