@@ -92,6 +92,28 @@ func TestChild(t *testing.T) {
 			fail(err)
 		}
 		fmt.Println("saved", c.Log().ID())
+	case "timed": // once a line comes on stdin, n turns of each session its names (comma-separated) in turn; then it prints the time taken
+		var cs []*nous.Context
+		for _, name := range strings.Split(me, ",") {
+			cs = append(cs, nous.NewContext(nous.WithLogName(name)))
+		}
+		fmt.Println("ready")
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			fail(err)
+		}
+		began := time.Now()
+		for i := range n {
+			for _, c := range cs {
+				if err := c.AddMessage(nous.UserMessage(fmt.Sprint("turn ", i))); err != nil {
+					fail(err)
+				}
+				c.Deps["i"] = i
+				if err := c.Save(ctx, s); err != nil {
+					fail(err)
+				}
+			}
+		}
+		fmt.Println("took", time.Since(began).Nanoseconds())
 	default:
 		fail(fmt.Errorf("no mode %q", mode))
 	}
@@ -102,11 +124,12 @@ func TestChild(t *testing.T) {
 // child is a running child process.
 type child struct {
 	cmd   *exec.Cmd
-	lines chan string // what it printed, closed when its output ends
+	in    io.WriteCloser // its stdin
+	lines chan string    // what it printed, closed when its output ends
 }
 
 // start starts a child doing mode in dir, as me, n times.
-func start(t *testing.T, dir, mode, me string, n int) *child {
+func start(t testing.TB, dir, mode, me string, n int) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$")
 	cmd.Env = append(os.Environ(), "NOUS_FILESTORE_CHILD="+mode, "NOUS_FILESTORE_DIR="+dir, "NOUS_FILESTORE_ME="+me, fmt.Sprint("NOUS_FILESTORE_N=", n))
@@ -114,10 +137,14 @@ func start(t *testing.T, dir, mode, me string, n int) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, lines: make(chan string, 1024)}
+	c := &child{cmd: cmd, in: in, lines: make(chan string, 1024)}
 	go func() {
 		defer close(c.lines)
 		sc := bufio.NewScanner(out)
@@ -132,7 +159,7 @@ func start(t *testing.T, dir, mode, me string, n int) *child {
 
 // wait waits for the child to exit and returns its exit code and what it
 // printed that was not PASS or the like.
-func (c *child) wait(t *testing.T) (int, []string) {
+func (c *child) wait(t testing.TB) (int, []string) {
 	t.Helper()
 	var saved []string
 	for line := range c.lines {
@@ -443,4 +470,54 @@ func TestTornFrameOfAnotherWriter(t *testing.T) {
 			t.Fatalf("the last message is %q", m.Content)
 		}
 	}
+}
+
+// BenchmarkTwoProcesses: two processes saving a session each, at once,
+// against one process saving both sessions in turn, the same saves,
+// fsynced, in one directory: per save, and the ratio of the two
+// (two-procs/one-proc; below 1 when the two go faster).
+func BenchmarkTwoProcesses(b *testing.B) {
+	const n = 100 // saves of each session
+	var one, two time.Duration
+	round := func(names ...string) time.Duration {
+		dir := b.TempDir()
+		var cs []*child
+		for _, me := range names {
+			cs = append(cs, start(b, dir, "timed", me, n))
+		}
+		for _, c := range cs {
+			if line := <-c.lines; line != "ready" {
+				b.Fatalf("child: %s", line)
+			}
+		}
+		began := time.Now()
+		for _, c := range cs {
+			io.WriteString(c.in, "go\n")
+		}
+		for _, c := range cs {
+			for line := range c.lines {
+				if strings.HasPrefix(line, "took") {
+					break
+				}
+				if strings.HasPrefix(line, "error") {
+					b.Fatalf("child: %s", line)
+				}
+			}
+		}
+		took := time.Since(began)
+		for _, c := range cs {
+			if code, _ := c.wait(b); code != 0 {
+				b.Fatalf("child exited %d", code)
+			}
+		}
+		return took
+	}
+	for b.Loop() {
+		one += round("a,b")
+		two += round("a", "b")
+	}
+	saves := float64(b.N * 2 * n)
+	b.ReportMetric(float64(one.Nanoseconds())/saves, "one-proc-ns/save")
+	b.ReportMetric(float64(two.Nanoseconds())/saves, "two-procs-ns/save")
+	b.ReportMetric(float64(two)/float64(one), "two/one")
 }
