@@ -109,9 +109,12 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
-	synced   syncPoint    // the store's head and state as c last saw them
-	batchKey string       // the key of the next batch Save stores; "" for a random one
-	warned   *warnedPaths // the paths of dropped values its warnings named
+	synced   syncPoint // the store's head and state as c last saw them
+	batchKey string    // the key of the next batch Save stores; "" for a random one
+	// depsCache keeps the JSON of the deps' values the last save wrote,
+	// to write again those that did not change; nil until a save.
+	depsCache *depsCache
+	warned    *warnedPaths // the paths of dropped values its warnings named
 
 	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
@@ -486,6 +489,7 @@ func (c *Context) Clone() *Context {
 	d.view = c.view.fork()
 	d.synced = syncPoint{} // a fork was never saved
 	d.batchKey = ""
+	d.depsCache = nil       // its entries are c's to update
 	d.tokens = tokenCache{} // its own: the counts are appended to
 	d.warned = new(warnedPaths)
 	d.rederive() // d.Deps is a deep copy: no list of c's is in it

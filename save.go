@@ -126,7 +126,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	san := newSanitizer(c.Redact)
-	state := c.stateJSON(san)
+	state := c.savedState(san)
 	head, sp := c.log.len(), &c.synced
 	if head == sp.head && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
 		// Only on the handle c last used: another may lack the log; nor

@@ -109,10 +109,16 @@ func (c *Context) document(s *sanitizer) document {
 // the plain state of the context, sanitized by s, as stores keep it beside
 // the events and the tool calls.
 func (c *Context) state(s *sanitizer) document {
+	d := c.stateWithoutDeps(s)
+	d.Deps = s.deps(c.Deps)
+	return d
+}
+
+// stateWithoutDeps is state with no deps.
+func (c *Context) stateWithoutDeps(s *sanitizer) document {
 	return document{
 		Version:       FormatVersion,
 		SystemPrompt:  c.SystemPrompt,
-		Deps:          s.deps(c.Deps),
 		Usage:         c.Usage,
 		NeedsResponse: c.NeedsResponse,
 		Iteration:     c.Iteration,
@@ -272,7 +278,11 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 
 // writeState writes the plain state fields of w, each after a comma, the
 // tool calls only when toolCalls is true.
-func (w *document) writeState(jw *jsonWriter, toolCalls bool) {
+func (w *document) writeState(jw *jsonWriter, toolCalls bool) { w.writeStateWith(jw, toolCalls, nil) }
+
+// writeStateWith is writeState with deps, when not nil, the JSON of the
+// deps, written as it is instead of w.Deps.
+func (w *document) writeStateWith(jw *jsonWriter, toolCalls bool, deps []byte) {
 	if toolCalls {
 		jw.buf.WriteString(`,"tool_calls":`)
 		jw.value(w.ToolCalls)
@@ -287,6 +297,10 @@ func (w *document) writeState(jw *jsonWriter, toolCalls bool) {
 	}
 	for _, f := range fields {
 		jw.buf.WriteString(`,"` + f.key + `":`)
+		if f.key == "deps" && deps != nil {
+			jw.buf.Write(deps)
+			continue
+		}
 		jw.value(f.value)
 	}
 }

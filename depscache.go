@@ -1,0 +1,281 @@
+package nous
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"unicode/utf8"
+)
+
+// depsCache keeps, for each top-level key of the deps a save wrote, a copy
+// of the value as written and its JSON, so that the next save encodes only
+// the keys whose value changed, and of a list that grew only the elements
+// appended: a save's cost follows what changed in the state, not the
+// state's size. It holds values of the JSON types only (maps of string
+// keys, lists, strings, numbers, booleans, nil), which it compares with
+// the deps' values; a value of any other type is encoded at every save.
+type depsCache struct {
+	rule    uintptr // the redaction rule the entries were written by
+	entries map[string]*depsEntry
+}
+
+// depsEntry is a top-level value of the deps as a save wrote it.
+type depsEntry struct {
+	was  any    // a copy of the value written (sanitized)
+	json []byte // its JSON
+}
+
+// savedState returns c's state document, sanitized by s, as stateJSON
+// writes it: its deps written from the cache where they did not change.
+func (c *Context) savedState(s *sanitizer) []byte {
+	deps, ok := c.depsJSON(s)
+	if !ok {
+		return c.stateJSON(s)
+	}
+	d := c.stateWithoutDeps(s)
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	buf.WriteString(`{"version":`)
+	jw.int(int64(d.Version))
+	d.writeStateWith(jw, false, deps)
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// minCached is the size below which a value's JSON is written again rather
+// than kept: so small a value costs less to encode than to keep.
+const minCached = 64
+
+// depsJSON returns the JSON of c's deps as the state document writes them,
+// sanitized by s: the bytes encoding/json writes for s.deps(c.Deps), made
+// of the cached JSON of the values that did not change. ok is false when
+// the deps have a key that is not valid UTF-8 (whose writing the whole map
+// decides): then the caller encodes them whole.
+func (c *Context) depsJSON(s *sanitizer) (out []byte, ok bool) {
+	keys := make([]string, 0, len(c.Deps))
+	for k := range c.Deps {
+		if !utf8.ValidString(k) {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // as encoding/json orders a map's keys
+	rule := reflect.ValueOf(c.Redact).Pointer()
+	if c.depsCache == nil || c.depsCache.rule != rule {
+		c.depsCache = &depsCache{rule: rule, entries: map[string]*depsEntry{}}
+	}
+	cache := c.depsCache
+	for k := range cache.entries {
+		if _, ok := c.Deps[k]; !ok {
+			delete(cache.entries, k)
+		}
+	}
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	buf.WriteByte('{')
+	s.root(segment{key: "deps"})
+	s.redacting = true
+	defer func() { s.redacting = false }()
+	first := true
+	for _, k := range keys {
+		if s.rule(k) {
+			s.secrets = append(s.secrets, s.where(k))
+			continue
+		}
+		v := c.Deps[k]
+		e := cache.entries[k]
+		var value []byte
+		switch {
+		case e != nil && sameTree(v, e.was):
+			value = e.json
+		case e != nil && appended(v, e.was):
+			value = e.appendTo(s, c.Deps, k, v.([]any))
+		}
+		if value == nil {
+			nv, keep := sanitizeDep(s, c.Deps, k, v)
+			var err error
+			if keep {
+				value, err = encodeValue(nv)
+			}
+			s.pop()
+			if !keep || err != nil {
+				if err == nil {
+					s.drop(k)
+				}
+				delete(cache.entries, k)
+				continue
+			}
+			if was, ok := copyTree(nv); ok && len(value) >= minCached {
+				cache.entries[k] = &depsEntry{was: was, json: value}
+			} else {
+				delete(cache.entries, k)
+			}
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		jw.value(k)
+		buf.WriteByte(':')
+		buf.Write(value)
+	}
+	buf.WriteByte('}')
+	if jw.err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// sanitizeDep returns the deps' value v at key k as it may be written,
+// sanitized by s, with s's path at k (the caller pops it), and whether it
+// is kept at all.
+func sanitizeDep(s *sanitizer, deps map[string]any, k string, v any) (any, bool) {
+	s.stack = append(s.stack[:0], reflect.ValueOf(deps).Pointer())
+	s.push(segment{key: k})
+	nv, keep, _ := s.value(v, 1)
+	s.stack = s.stack[:0]
+	return nv, keep
+}
+
+// appendTo returns the JSON of list v, the deps' value at key k, which is
+// e's list with elements appended: e's JSON with theirs, sanitized by s;
+// nil when one of them is dropped or is not of the JSON types, for the
+// caller to encode the whole list. It updates e.
+func (e *depsEntry) appendTo(s *sanitizer, deps map[string]any, k string, v []any) []byte {
+	was := e.was.([]any)
+	s.stack = append(s.stack[:0], reflect.ValueOf(deps).Pointer(), reflect.ValueOf(v).Pointer())
+	defer func() { s.stack = s.stack[:0] }()
+	s.push(segment{key: k})
+	defer s.pop()
+	out := append([]byte(nil), e.json[:len(e.json)-1]...)
+	var added []any
+	for i := len(was); i < len(v); i++ {
+		s.push(segment{index: i, isIndex: true})
+		nv, keep, _ := s.value(v[i], 2)
+		s.pop()
+		if !keep {
+			return nil
+		}
+		cp, ok := copyTree(nv)
+		if !ok {
+			return nil
+		}
+		b, err := encodeValue(nv)
+		if err != nil {
+			return nil
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+		added = append(added, cp)
+	}
+	out = append(out, ']')
+	e.was, e.json = append(was, added...), out
+	return out
+}
+
+// encodeValue returns v's JSON as the state document writes it.
+func encodeValue(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	jw.value(v)
+	return buf.Bytes(), jw.err
+}
+
+// appended reports whether v is a list that begins with list was, element
+// for element, and goes on.
+func appended(v, was any) bool {
+	l, ok := v.([]any)
+	w, okw := was.([]any)
+	if !ok || !okw || len(l) <= len(w) {
+		return false
+	}
+	for i := range w {
+		if !sameTree(l[i], w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTree reports whether a is b, a copy copyTree made of a value of the
+// JSON types: of the same types, equal, a float to the bit (-0 is written
+// otherwise than 0). It is false for a value of any other type, which may
+// hold anything.
+func sameTree(a, b any) bool {
+	switch x := a.(type) {
+	case nil, string, bool, json.Number, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
+		return a == b
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case float32:
+		y, ok := b.(float32)
+		return ok && math.Float32bits(x) == math.Float32bits(y)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || x == nil || y == nil || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameTree(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || x == nil || y == nil || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameTree(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// copyTree returns a deep copy of v, a value of the JSON types (maps of
+// string keys, lists, strings, numbers, booleans, nil) whose maps and
+// lists are not nil; false for any other. A sanitized value has no cycle
+// and is at most jsonx.MaxDepth deep.
+func copyTree(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, string, bool, json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
+		return v, true
+	case map[string]any:
+		if x == nil {
+			return nil, false
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, ok := copyTree(e)
+			if !ok {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	case []any:
+		if x == nil {
+			return nil, false
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := copyTree(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
+}
