@@ -127,7 +127,9 @@ func TestSavedStateIsTheState(t *testing.T) {
 // list, an element or a nested value changed in place; and an int for a
 // float, which is written the same.
 func TestSavedStateSeesEveryChange(t *testing.T) {
-	zeros := func() []any { return []any{0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0} }
+	zeros := func() []any {
+		return []any{0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}
+	}
 	long := strings.Repeat("x", 80)
 	for _, tc := range []struct {
 		name   string
