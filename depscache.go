@@ -3,6 +3,7 @@ package nous
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -30,17 +31,22 @@ type depsEntry struct {
 // savedState returns c's state document, sanitized by s, as stateJSON
 // writes it: its deps written from the cache where they did not change.
 func (c *Context) savedState(s *sanitizer) []byte {
-	deps, ok := c.depsJSON(s)
-	if !ok {
-		return c.stateJSON(s)
+	for k := range c.Deps {
+		if !utf8.ValidString(k) { // how such a key is written depends on the others: the whole map decides
+			return c.stateJSON(s)
+		}
 	}
 	d := c.stateWithoutDeps(s)
 	var buf bytes.Buffer
+	buf.Grow(len(c.synced.state) + 512) // about the last one's size
 	jw := newJSONWriter(&buf)
 	buf.WriteString(`{"version":`)
 	jw.int(int64(d.Version))
-	d.writeStateWith(jw, false, deps)
+	d.writeStateWith(jw, false, func(jw *jsonWriter) { c.writeDeps(jw, s) })
 	buf.WriteByte('}')
+	if jw.err != nil {
+		return c.stateJSON(newSanitizer(c.Redact))
+	}
 	return buf.Bytes()
 }
 
@@ -48,20 +54,12 @@ func (c *Context) savedState(s *sanitizer) []byte {
 // than kept: so small a value costs less to encode than to keep.
 const minCached = 64
 
-// depsJSON returns the JSON of c's deps as the state document writes them,
-// sanitized by s: the bytes encoding/json writes for s.deps(c.Deps), made
-// of the cached JSON of the values that did not change. ok is false when
-// the deps have a key that is not valid UTF-8 (whose writing the whole map
-// decides): then the caller encodes them whole.
-func (c *Context) depsJSON(s *sanitizer) (out []byte, ok bool) {
-	keys := make([]string, 0, len(c.Deps))
-	for k := range c.Deps {
-		if !utf8.ValidString(k) {
-			return nil, false
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // as encoding/json orders a map's keys
+// writeDeps writes c's deps as the state document writes them, sanitized
+// by s: the bytes encoding/json writes for s.deps(c.Deps), made of the
+// cached JSON of the values that did not change. Every key of the deps is
+// valid UTF-8.
+func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
+	keys := slices.Sorted(maps.Keys(c.Deps)) // as encoding/json orders a map's keys
 	rule := reflect.ValueOf(c.Redact).Pointer()
 	if c.depsCache == nil || c.depsCache.rule != rule {
 		c.depsCache = &depsCache{rule: rule, entries: map[string]*depsEntry{}}
@@ -72,8 +70,7 @@ func (c *Context) depsJSON(s *sanitizer) (out []byte, ok bool) {
 			delete(cache.entries, k)
 		}
 	}
-	var buf bytes.Buffer
-	jw := newJSONWriter(&buf)
+	buf := jw.buf
 	buf.WriteByte('{')
 	s.root(segment{key: "deps"})
 	s.redacting = true
@@ -122,10 +119,6 @@ func (c *Context) depsJSON(s *sanitizer) (out []byte, ok bool) {
 		buf.Write(value)
 	}
 	buf.WriteByte('}')
-	if jw.err != nil {
-		return nil, false
-	}
-	return buf.Bytes(), true
 }
 
 // sanitizeDep returns the deps' value v at key k as it may be written,
@@ -142,14 +135,15 @@ func sanitizeDep(s *sanitizer, deps map[string]any, k string, v any) (any, bool)
 // appendTo returns the JSON of list v, the deps' value at key k, which is
 // e's list with elements appended: e's JSON with theirs, sanitized by s;
 // nil when one of them is dropped or is not of the JSON types, for the
-// caller to encode the whole list. It updates e.
+// caller to encode the whole list and replace e, whose JSON it may have
+// written over. It updates e, appending to its JSON in place.
 func (e *depsEntry) appendTo(s *sanitizer, deps map[string]any, k string, v []any) []byte {
 	was := e.was.([]any)
 	s.stack = append(s.stack[:0], reflect.ValueOf(deps).Pointer(), reflect.ValueOf(v).Pointer())
 	defer func() { s.stack = s.stack[:0] }()
 	s.push(segment{key: k})
 	defer s.pop()
-	out := append([]byte(nil), e.json[:len(e.json)-1]...)
+	out := e.json[:len(e.json)-1] // e's own: the state written copies it
 	var added []any
 	for i := len(was); i < len(v); i++ {
 		s.push(segment{index: i, isIndex: true})

@@ -349,7 +349,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
+	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
 	c.synced.keep(st.Batches)
 	return c, nil
 }
@@ -405,14 +405,14 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 			st.Events = st.Events[sp.head-from:]
 		}
 	}
-	mine := c.state(san) // c's state as it writes it
-	if c.log.len() != sp.head || !bytes.Equal(mine.stateJSON(), sp.state) {
+	if c.log.len() != sp.head || !bytes.Equal(c.savedState(san), sp.state) {
 		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, sp.revision, info.Revision, ErrConflict)
 	}
 	events, err := decodeStored(st.Events, sp.head+1, info)
 	if err != nil {
 		return err
 	}
+	mine := c.state(newSanitizer(c.Redact)) // c's deps as it writes them, for refreshedDeps
 	d, err := decodeState(&st)
 	if err != nil {
 		return err
@@ -445,7 +445,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, c.refreshedDeps(d.Deps, mine.Deps), d.Usage, d.NeedsResponse
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
 	c.rederive()
-	c.markSynced(s, &info, c.stateJSON(newSanitizer(c.Redact)))
+	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
 	c.synced.keep(st.Batches)
 	return nil
 }

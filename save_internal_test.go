@@ -118,3 +118,40 @@ func TestRefreshFindsAnchorsBySeq(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSaveTurn: a turn (a question, a tool call, its result, a
+// ContextUpdate that appends to a list in the deps) and its save, in a
+// context of the given number of turns, to a store that keeps nothing: a
+// save encodes what changed, so a turn of a long run costs about what a
+// turn of a short one does. Run with -benchtime=200x: each iteration adds
+// a turn.
+func BenchmarkSaveTurn(b *testing.B) {
+	for _, turns := range []int{10, 1000} {
+		b.Run(fmt.Sprint("turns=", turns), func(b *testing.B) {
+			c := NewContext(WithSystemPrompt("You answer weather questions."))
+			ctx, s := context.Background(), sinkStore{}
+			i := 0
+			turn := func() {
+				city := fmt.Sprint("city ", i%7)
+				id := fmt.Sprint("call_", i)
+				err := errors.Join(
+					c.AddMessage(UserMessage(fmt.Sprint("Turn ", i, ": what is the weather in ", city, " today?"))),
+					c.AddMessage(AssistantMessage("", ToolCall{ID: id, Name: "get_weather", Arguments: []byte(`{"city":"` + city + `"}`)})),
+					NewContextUpdate().Set("last_city", city).Append("cities", city).Apply(c),
+					c.AddMessage(ToolMessage(id, "get_weather", `{"temp_c":21,"sky":"clear"}`)),
+					c.Save(ctx, s))
+				if err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			for range turns {
+				turn()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				turn()
+			}
+		})
+	}
+}

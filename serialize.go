@@ -280,9 +280,9 @@ func writeDocument(buf *bytes.Buffer, w *document) error {
 // tool calls only when toolCalls is true.
 func (w *document) writeState(jw *jsonWriter, toolCalls bool) { w.writeStateWith(jw, toolCalls, nil) }
 
-// writeStateWith is writeState with deps, when not nil, the JSON of the
-// deps, written as it is instead of w.Deps.
-func (w *document) writeStateWith(jw *jsonWriter, toolCalls bool, deps []byte) {
+// writeStateWith is writeState with deps, when not nil, writing the deps
+// instead of w.Deps.
+func (w *document) writeStateWith(jw *jsonWriter, toolCalls bool, deps func(jw *jsonWriter)) {
 	if toolCalls {
 		jw.buf.WriteString(`,"tool_calls":`)
 		jw.value(w.ToolCalls)
@@ -298,7 +298,7 @@ func (w *document) writeStateWith(jw *jsonWriter, toolCalls bool, deps []byte) {
 	for _, f := range fields {
 		jw.buf.WriteString(`,"` + f.key + `":`)
 		if f.key == "deps" && deps != nil {
-			jw.buf.Write(deps)
+			deps(jw)
 			continue
 		}
 		jw.value(f.value)
