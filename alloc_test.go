@@ -1,7 +1,8 @@
 //go:build !race
 
 // The race detector changes what allocates, so the allocation budgets and
-// the memory footprint are checked only without it, all in this file.
+// the memory footprint are checked only without it: here, and for what only
+// the package sees, in depscache_alloc_internal_test.go.
 
 package nous_test
 

@@ -98,6 +98,42 @@ type Store struct {
 	recent   *list.List                  // the healthy logs in s.logs, least recently used first
 	elems    map[uuid.UUID]*list.Element // each log's element of recent
 	cached   int64                       // about what the logs in recent hold in memory
+	slots    map[uuid.UUID]*slot         // the logs a save or a delete of this store is at
+}
+
+// slot is the turn of the writers of one log in a store: one at a time,
+// from before it takes the file's lock until it is done, so that none
+// waits on another's flock and its file handle is one writer's.
+type slot struct {
+	turn  chan struct{} // holds a value while a writer has the turn
+	users int           // the writers holding or waiting for it
+}
+
+// acquire waits for the turn of log id's writers in s, or for ctx; it
+// returns the function that gives the turn up. s.mu is not held.
+func (s *Store) acquire(ctx context.Context, id uuid.UUID) (func(), error) {
+	s.mu.Lock()
+	sl := s.slots[id]
+	if sl == nil {
+		sl = &slot{turn: make(chan struct{}, 1)}
+		s.slots[id] = sl
+	}
+	sl.users++
+	s.mu.Unlock()
+	done := func() {
+		s.mu.Lock()
+		if sl.users--; sl.users == 0 {
+			delete(s.slots, id)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case sl.turn <- struct{}{}:
+		return func() { <-sl.turn; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
 }
 
 // maxOpen bounds the log files a store keeps open between saves; past it,
@@ -127,20 +163,45 @@ type entry struct {
 	f        file        // the log file open for appending, after its first append
 	fstat    os.FileInfo // the file f is
 	poisoned error       // a write or fsync failed: the file's end is unknown until Open again
+	// writing says a save writes f without s.mu: what would close f or
+	// pin waits for it (closeF, closeAll), and the save closes them.
+	writing, closeF, closeAll bool
 }
 
-// close closes e's file, if it is open.
+// close closes e's file, if it is open; once its save is done, when one
+// writes it.
 func (e *entry) close() {
+	if e.writing {
+		e.closeF = true
+		return
+	}
 	if e.f != nil {
 		e.f.Close()
 		e.f = nil
 	}
 }
 
-// release closes e's files, the one that pins it included.
+// release closes e's files, the one that pins it included; once its save
+// is done, when one writes it.
 func (e *entry) release() {
+	if e.writing {
+		e.closeAll = true
+		return
+	}
 	e.close()
 	e.repin(nil)
+}
+
+// written ends the write of e's file: the files that were to be closed
+// meanwhile are closed now.
+func (e *entry) written() {
+	e.writing = false
+	if e.closeAll {
+		e.release()
+	} else if e.closeF {
+		e.close()
+	}
+	e.closeF, e.closeAll = false, false
 }
 
 // repin makes f the file that pins e, closing the one before.
@@ -171,7 +232,7 @@ const suffix = ".log"
 // process only).
 func Open(dir string, opts ...Option) (*Store, error) {
 	s := &Store{dir: dir, fs: osFS{}, logs: map[uuid.UUID]*entry{}, changed: map[uuid.UUID]chan struct{}{}, watchers: map[uuid.UUID]int{},
-		recent: list.New(), elems: map[uuid.UUID]*list.Element{}}
+		recent: list.New(), elems: map[uuid.UUID]*list.Element{}, slots: map[uuid.UUID]*slot{}}
 	for _, o := range opts {
 		if o != nil {
 			o(&s.opts)
@@ -263,7 +324,7 @@ func (s *Store) current(id uuid.UUID) (*entry, error) {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	if ok && os.SameFile(fi, e.stat) {
-		if fi.Size() != e.seen {
+		if fi.Size() != e.seen && !e.writing { // a frame this store is writing is not read before it is fsynced
 			if err := s.extend(id, e); err != nil {
 				s.drop(id)
 				return nil, err
@@ -421,7 +482,9 @@ func sumBytes(calls []json.RawMessage) int64 {
 }
 
 // Append implements [nous.Store]: one frame, written and fsynced before it
-// returns, under the log's lock.
+// returns, under the log's lock. The store's other logs are not held up
+// meanwhile: a save waits for the lock, writes and fsyncs without the
+// store's mutex.
 func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -437,29 +500,39 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e, err := s.current(id)
+	if err == nil && e == nil && b.Info.Revision == 1 && b.After == 0 {
+		err = s.create(ctx, b)
+		s.mu.Unlock()
+		return err
+	}
+	s.mu.Unlock()
+	if err := exists(id, e, err, &b); err != nil {
+		return err
+	}
+	release, err := s.acquire(ctx, id)
 	if err != nil {
 		return err
 	}
-	switch {
-	case b.Info.Revision <= 1 && e != nil:
-		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
-	case b.Info.Revision > 1 && e == nil:
-		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
-	case e == nil && (b.After != 0 || b.Info.Revision != 1):
-		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
-	case e == nil:
-		return s.create(ctx, b)
-	}
-	unlock, err := s.lock(ctx, id, e)
+	defer release()
+	lf, err := s.lockLog(ctx, id)
 	if err != nil {
 		return err
 	}
-	unlock = sync.OnceFunc(unlock) // a rewrite may release it first
+	unlock := sync.OnceFunc(func() { lf.Close() }) // closing the file releases the lock; a rewrite may release it first
 	defer unlock()
-	if e = s.logs[id]; e == nil { // deleted as it waited
-		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	s.mu.Lock()
+	held := true
+	defer func() {
+		if held {
+			s.mu.Unlock()
+		}
+	}()
+	if e, err = s.locked(id, lf); err != nil {
+		return err
+	}
+	if err := exists(id, e, nil, &b); err != nil {
+		return err
 	}
 	if i := &e.file.info; i.Head != b.After || i.Revision != b.Info.Revision-1 || i.Incarnation != b.Info.Incarnation {
 		return fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
@@ -479,37 +552,71 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
 		return err
 	}
-	if err := s.write(id, e, buf); err != nil {
+	if err := s.openToAppend(id, e); err != nil {
+		return err
+	}
+	start, out := e.file.good, e.f
+	e.writing = true
+	s.mu.Unlock()
+	held = false
+	err = s.write(id, out, buf)
+	s.mu.Lock()
+	held = true
+	e.written()
+	if err != nil {
 		e.poisoned = err
 		e.close()
 		s.forget(id, e)
 		return err
 	}
-	stored := frame{info: b.Info, after: b.After, key: b.Key, state: bytes.Clone(b.State), events: b.Events}
-	if err := e.file.add(&stored, e.file.good); err != nil {
-		e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
-		e.close()
-		s.forget(id, e)
-		return fmt.Errorf("filestore: log %s: %w", id, err)
+	switch {
+	case s.logs[id] != e: // forgotten meanwhile: the next use reads the file
+	case e.file.good == start:
+		stored := frame{info: b.Info, after: b.After, key: b.Key, state: bytes.Clone(b.State), events: b.Events}
+		if err := e.file.add(&stored, e.file.good); err != nil {
+			e.poisoned = err // written, and yet not a frame of this log: the file needs a reopen
+			e.close()
+			s.forget(id, e)
+			return fmt.Errorf("filestore: log %s: %w", id, err)
+		}
+		e.file.good += int64(len(buf))
+		e.file.torn, e.seen = false, e.file.good
+		s.used(id)
+	default: // changed meanwhile, as no reader changes it: read the file again
+		s.drop(id)
 	}
-	e.file.good += int64(len(buf))
-	e.seen = e.file.good
-	s.used(id)
 	s.notify(id)
 	return nil
 }
 
-// lock takes the lock of log id, whose entry is e, for a write: an flock
-// of its file, waiting while another process writes it, and brings e up to
-// date with the file as it is then (s.logs[id] is nil when it went meanwhile). A torn
-// frame at its end is a writer's that died: lock cuts it. It returns the
-// function that releases the lock. s.mu is held.
-func (s *Store) lock(ctx context.Context, id uuid.UUID, e *entry) (unlock func(), err error) {
+// exists returns the error of a batch b of log id, whose entry is e (nil
+// for none) as current returned it with err, that is not the first and
+// that the log as it is cannot take: its error, a log that exists for a
+// first batch, a missing one for a later batch.
+func exists(id uuid.UUID, e *entry, err error, b *nous.Batch) error {
+	switch {
+	case err != nil:
+		return err
+	case b.Info.Revision <= 1 && e != nil:
+		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
+	case b.Info.Revision > 1 && e == nil:
+		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	case e == nil:
+		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
+	}
+	return nil
+}
+
+// lockLog takes the lock of log id for a write: an flock of its file,
+// waiting while another process writes it, without s.mu. It returns the
+// file locked, the one under the log's name (a file replaced as it waited
+// is let go, and the new one locked); an error wrapping nous.ErrNotFound
+// when there is none.
+func (s *Store) lockLog(ctx context.Context, id uuid.UUID) (*os.File, error) {
 	for {
 		lf, err := os.Open(s.path(id))
 		if errors.Is(err, os.ErrNotExist) {
-			s.drop(id)
-			return func() {}, nil
+			return nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
@@ -523,37 +630,39 @@ func (s *Store) lock(ctx context.Context, id uuid.UUID, e *entry) (unlock func()
 			lf.Close()
 			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 		}
-		if fi, err := os.Stat(s.path(id)); err != nil || !os.SameFile(fi, locked) {
-			lf.Close() // deleted, or another file under its name, as it waited: again
-			if e, err = s.current(id); err != nil || e == nil {
-				return func() {}, err
-			}
-			continue
+		if fi, err := os.Stat(s.path(id)); err == nil && os.SameFile(fi, locked) {
+			return lf, nil
 		}
-		if !os.SameFile(locked, e.stat) {
-			if e, err = s.current(id); err != nil || e == nil {
-				lf.Close()
-				return func() {}, err
-			}
-		} else if locked.Size() != e.seen {
-			if err := s.extend(id, e); err != nil {
-				lf.Close()
-				s.drop(id)
-				return nil, err
-			}
-		}
-		if e.f != nil && !os.SameFile(e.fstat, locked) {
-			e.close()
-		}
-		if e.file.torn {
-			if err := s.cut(id, e.file.good); err != nil {
-				lf.Close()
-				return nil, err
-			}
-			e.file.torn, e.seen = false, e.file.good
-		}
-		return func() { lf.Close() }, nil // closing the file releases the lock
+		lf.Close() // deleted, or another file under its name, as it waited: again
 	}
+}
+
+// locked returns the entry of log id, whose file lf is locked: brought up
+// to date with it, its torn last frame (a writer's that died) cut, and
+// nil with an error wrapping nous.ErrNotFound when the log went. s.mu is
+// held.
+func (s *Store) locked(id uuid.UUID, lf *os.File) (*entry, error) {
+	fi, err := lf.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	e, err := s.current(id) // the file under the name is lf's: no one replaces a file locked
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || !os.SameFile(fi, e.stat) {
+		return nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+	}
+	if e.f != nil && !os.SameFile(e.fstat, fi) {
+		e.close()
+	}
+	if e.file.torn {
+		if err := s.cut(id, e.file.good); err != nil {
+			return nil, err
+		}
+		e.file.torn, e.seen = false, e.file.good
+	}
+	return e, nil
 }
 
 // cut truncates the file of log id to n bytes, cutting a torn last frame.
@@ -702,35 +811,42 @@ func (s *Store) writeFile(name string, content []byte) error {
 	return f.Close()
 }
 
-// write appends a frame to the file of log id, which stays open for the
-// next save, and fsyncs it. The log's lock is held. On error the caller
-// poisons the log.
-func (s *Store) write(id uuid.UUID, e *entry, frame []byte) error {
-	if e.f == nil {
-		f, err := s.fs.openAppend(s.path(id))
-		if err != nil {
-			return fmt.Errorf("filestore: log %s: %w", id, err)
-		}
-		fi, err := os.Stat(s.path(id)) // the file the lock holds, which no one can replace
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("filestore: log %s: %w", id, err)
-		}
-		e.f, e.fstat = f, fi
-		s.open = slices.DeleteFunc(s.open, func(o uuid.UUID) bool { return o == id || s.logs[o] == nil || s.logs[o].f == nil })
-		s.open = append(s.open, id)
-		if len(s.open) > maxOpen {
-			if old := s.logs[s.open[0]]; old != nil {
-				old.close()
-			}
-			s.open = s.open[1:]
-		}
+// openToAppend opens the file of log id, entry e, to append to, unless
+// it is open: it stays open for the next save. The log's lock is held, and
+// s.mu.
+func (s *Store) openToAppend(id uuid.UUID, e *entry) error {
+	if e.f != nil {
+		return nil
 	}
-	if _, err := e.f.Write(frame); err != nil {
+	f, err := s.fs.openAppend(s.path(id))
+	if err != nil {
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	fi, err := os.Stat(s.path(id)) // the file the lock holds, which no one can replace
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("filestore: log %s: %w", id, err)
+	}
+	e.f, e.fstat = f, fi
+	s.open = slices.DeleteFunc(s.open, func(o uuid.UUID) bool { return o == id || s.logs[o] == nil || s.logs[o].f == nil })
+	s.open = append(s.open, id)
+	if len(s.open) > maxOpen {
+		if old := s.logs[s.open[0]]; old != nil {
+			old.close()
+		}
+		s.open = s.open[1:]
+	}
+	return nil
+}
+
+// write appends a frame to f, the file of log id, and fsyncs it. The log's
+// lock is held, not s.mu. On error the caller poisons the log.
+func (s *Store) write(id uuid.UUID, f file, frame []byte) error {
+	if _, err := f.Write(frame); err != nil {
 		return fmt.Errorf("filestore: log %s: write: %w", id, err)
 	}
 	if !s.opts.noSync {
-		if err := e.f.Sync(); err != nil {
+		if err := f.Sync(); err != nil {
 			return fmt.Errorf("filestore: log %s: fsync: %w", id, err)
 		}
 	}
@@ -865,25 +981,27 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return errors.New("filestore: the store is closed")
 	}
+	release, err := s.acquire(ctx, id) // no save of this store writes it meanwhile
+	if err != nil {
+		return err
+	}
+	defer release()
 	// The file goes whatever it holds: a poisoned or corrupt log may be
 	// deleted too, without being read whole (its name, if its first frame
 	// tells it, is freed; a name file left names nothing).
-	s.drop(id)
-	lf, err := os.Open(s.path(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
-	}
+	lf, err := s.lockLog(ctx, id)
 	if err != nil {
-		return fmt.Errorf("filestore: log %s: %w", id, err)
+		return err
 	}
 	defer lf.Close()
-	if err := lockFile(ctx, lf); err != nil {
-		return fmt.Errorf("filestore: log %s: %w", id, err)
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drop(id)
 	name := ""
 	if first, err := firstFrameInfo(lf); err == nil {
 		name = first.Name

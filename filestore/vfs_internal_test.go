@@ -16,9 +16,10 @@ type testFS struct {
 	mu      sync.Mutex
 	fail    string
 	err     error
-	ops     []string       // "write NAME", "sync NAME", "rename FROM TO", "syncdir", in order
-	written map[string]int // bytes written to each file, by base name
-	synced  map[string]int // of those, bytes an fsync covered
+	ops     []string          // "write NAME", "sync NAME", "rename FROM TO", "syncdir", in order
+	written map[string]int    // bytes written to each file, by base name
+	synced  map[string]int    // of those, bytes an fsync covered
+	onSync  func(name string) // when set, called before each fsync of a file
 }
 
 func newTestFS() *testFS { return &testFS{written: map[string]int{}, synced: map[string]int{}} }
@@ -156,8 +157,11 @@ func (f *recordedFile) record(n int) {
 
 func (f *recordedFile) Sync() error {
 	f.fs.mu.Lock()
-	fail, ferr := f.fs.fail, f.fs.err
+	fail, ferr, hook := f.fs.fail, f.fs.err, f.fs.onSync
 	f.fs.mu.Unlock()
+	if hook != nil {
+		hook(f.name)
+	}
 	if fail == "sync" {
 		return ferr
 	}

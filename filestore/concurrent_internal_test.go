@@ -1,0 +1,117 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nous-go/nous"
+)
+
+// A save that waits on its fsync holds up nothing else of its store: a
+// save of another log, a read of the same log (which sees it as it was),
+// a list, a delete of another log all finish meanwhile. A second save of
+// the same log waits its turn and then conflicts, as a stale one must.
+func TestSaveDoesNotHoldTheStore(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fs := newTestFS()
+	s.fs = fs
+	slow, other, gone := nous.NewContext(), nous.NewContext(), nous.NewContext()
+	for _, c := range []*nous.Context{slow, other, gone} {
+		if err := c.AddMessage(nous.UserMessage("one")); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Save(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale, err := nous.Load(ctx, s, slow.Log().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSync, proceed := make(chan struct{}), make(chan struct{})
+	slowName := slow.Log().ID().String() + suffix
+	fs.mu.Lock()
+	fs.onSync = func(name string) {
+		if name == slowName {
+			close(inSync)
+			<-proceed
+		}
+	}
+	fs.mu.Unlock()
+	if err := slow.AddMessage(nous.UserMessage("two")); err != nil {
+		t.Fatal(err)
+	}
+	saved := make(chan error, 1)
+	go func() { saved <- slow.Save(ctx, s) }()
+	<-inSync
+	meanwhile := make(chan error, 1)
+	go func() {
+		meanwhile <- func() error {
+			if err := other.AddMessage(nous.UserMessage("two")); err != nil {
+				return err
+			}
+			if err := other.Save(ctx, s); err != nil {
+				return fmt.Errorf("a save of another log: %w", err)
+			}
+			got, err := nous.Load(ctx, s, slow.Log().ID())
+			if err != nil {
+				return fmt.Errorf("a load of the log being saved: %w", err)
+			}
+			if got.Len() != 1 {
+				return fmt.Errorf("a load of the log being saved: %d messages, want the 1 saved", got.Len())
+			}
+			n := 0
+			for _, err := range s.List(ctx, nous.ListOptions{}) {
+				if err != nil {
+					return fmt.Errorf("list: %w", err)
+				}
+				n++
+			}
+			if n != 3 {
+				return fmt.Errorf("listed %d logs, want 3", n)
+			}
+			return s.Delete(ctx, gone.Log().ID())
+		}()
+	}()
+	select {
+	case err := <-meanwhile:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the store's other work waited for a save's fsync")
+	}
+	if err := stale.AddMessage(nous.UserMessage("stale")); err != nil {
+		t.Fatal(err)
+	}
+	staleSaved := make(chan error, 1)
+	go func() { staleSaved <- stale.Save(ctx, s) }()
+	select {
+	case err := <-staleSaved:
+		t.Fatalf("a save of the log being written did not wait its turn: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(proceed)
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-staleSaved; !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("the stale save, after: %v, want ErrConflict", err)
+	}
+	got, err := nous.Load(ctx, s, slow.Log().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != 2 || !strings.Contains(got.Messages()[1].Content, "two") {
+		t.Fatalf("stored %d messages, want the slow save's 2", got.Len())
+	}
+}
