@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ func TestSaveDoesNotHoldTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	inSync, proceed := make(chan struct{}), make(chan struct{})
+	let := sync.OnceFunc(func() { close(proceed) })
+	defer let() // before the store closes: a failure must not leave the save waiting
 	slowName := slow.Log().ID().String() + suffix
 	fs.mu.Lock()
 	fs.onSync = func(name string) {
@@ -100,7 +103,7 @@ func TestSaveDoesNotHoldTheStore(t *testing.T) {
 		t.Fatalf("a save of the log being written did not wait its turn: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(proceed)
+	let()
 	if err := <-saved; err != nil {
 		t.Fatal(err)
 	}

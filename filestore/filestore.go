@@ -103,7 +103,8 @@ type Store struct {
 
 // slot is the turn of the writers of one log in a store: one at a time,
 // from before it takes the file's lock until it is done, so that none
-// waits on another's flock and its file handle is one writer's.
+// polls for another's flock, and, where the store has no flock (Windows,
+// where a directory is one process's), so that one writes at a time.
 type slot struct {
 	turn  chan struct{} // holds a value while a writer has the turn
 	users int           // the writers holding or waiting for it
