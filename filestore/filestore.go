@@ -324,6 +324,12 @@ func (s *Store) current(id uuid.UUID) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
+	return s.currentAs(id, fi)
+}
+
+// currentAs is current, fi being the file under the log's name now.
+func (s *Store) currentAs(id uuid.UUID, fi os.FileInfo) (*entry, error) {
+	e, ok := s.logs[id]
 	if ok && os.SameFile(fi, e.stat) {
 		if fi.Size() != e.seen && !e.writing { // a frame this store is writing is not read before it is fsynced
 			if err := s.extend(id, e); err != nil {
@@ -501,7 +507,14 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
 	s.mu.Lock()
-	e, err := s.current(id)
+	e, ok := s.logs[id]
+	var err error
+	switch {
+	case s.closed:
+		err = errors.New("filestore: the store is closed")
+	case !ok || e.poisoned != nil || b.Info.Revision <= 1:
+		e, err = s.current(id)
+	} // else the log is read again under its lock, if its file changed
 	if err == nil && e == nil && b.Info.Revision == 1 && b.After == 0 {
 		err = s.create(ctx, b)
 		s.mu.Unlock()
@@ -516,7 +529,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		return err
 	}
 	defer release()
-	lf, err := s.lockLog(ctx, id)
+	lf, fi, err := s.lockLog(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -529,7 +542,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			s.mu.Unlock()
 		}
 	}()
-	if e, err = s.locked(id, lf); err != nil {
+	if e, err = s.locked(id, fi); err != nil {
 		return err
 	}
 	if err := exists(id, e, nil, &b); err != nil {
@@ -611,47 +624,50 @@ func exists(id uuid.UUID, e *entry, err error, b *nous.Batch) error {
 // lockLog takes the lock of log id for a write: an flock of its file,
 // waiting while another process writes it, without s.mu. It returns the
 // file locked, the one under the log's name (a file replaced as it waited
-// is let go, and the new one locked); an error wrapping nous.ErrNotFound
-// when there is none.
-func (s *Store) lockLog(ctx context.Context, id uuid.UUID) (*os.File, error) {
+// is let go, and the new one locked), with its info; an error wrapping
+// nous.ErrNotFound when there is none.
+func (s *Store) lockLog(ctx context.Context, id uuid.UUID) (*os.File, os.FileInfo, error) {
+	name := s.path(id)
 	for {
-		lf, err := os.Open(s.path(id))
+		lf, err := os.Open(name)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
+			return nil, nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+			return nil, nil, fmt.Errorf("filestore: log %s: %w", id, err)
 		}
 		if err := lockFile(ctx, lf); err != nil {
 			lf.Close()
-			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+			return nil, nil, fmt.Errorf("filestore: log %s: %w", id, err)
 		}
 		locked, err := lf.Stat()
 		if err != nil {
 			lf.Close()
-			return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+			return nil, nil, fmt.Errorf("filestore: log %s: %w", id, err)
 		}
-		if fi, err := os.Stat(s.path(id)); err == nil && os.SameFile(fi, locked) {
-			return lf, nil
+		if fi, err := os.Stat(name); err == nil && os.SameFile(fi, locked) {
+			return lf, fi, nil
 		}
 		lf.Close() // deleted, or another file under its name, as it waited: again
 	}
 }
 
-// locked returns the entry of log id, whose file lf is locked: brought up
-// to date with it, its torn last frame (a writer's that died) cut, and
-// nil with an error wrapping nous.ErrNotFound when the log went. s.mu is
-// held.
-func (s *Store) locked(id uuid.UUID, lf *os.File) (*entry, error) {
-	fi, err := lf.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("filestore: log %s: %w", id, err)
+// locked returns the entry of log id, whose file, of info fi, is locked:
+// brought up to date with it, its torn last frame (a writer's that died)
+// cut, and nil with an error wrapping nous.ErrNotFound when the log went.
+// s.mu is held.
+func (s *Store) locked(id uuid.UUID, fi os.FileInfo) (*entry, error) {
+	if s.closed {
+		return nil, errors.New("filestore: the store is closed")
 	}
-	e, err := s.current(id) // the file under the name is lf's: no one replaces a file locked
+	if e := s.logs[id]; e != nil && e.poisoned != nil {
+		return nil, fmt.Errorf("filestore: log %s: an earlier write failed (%v); open the store again", id, e.poisoned)
+	}
+	e, err := s.currentAs(id, fi) // no one replaces a file locked
 	if err != nil {
 		return nil, err
 	}
-	if e == nil || !os.SameFile(fi, e.stat) {
+	if e == nil {
 		return nil, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	}
 	if e.f != nil && !os.SameFile(e.fstat, fi) {
@@ -995,7 +1011,7 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	// The file goes whatever it holds: a poisoned or corrupt log may be
 	// deleted too, without being read whole (its name, if its first frame
 	// tells it, is freed; a name file left names nothing).
-	lf, err := s.lockLog(ctx, id)
+	lf, _, err := s.lockLog(ctx, id)
 	if err != nil {
 		return err
 	}

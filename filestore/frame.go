@@ -122,7 +122,7 @@ func payloadSize(f *frame, version byte) int64 {
 	if version >= 4 {
 		size += int64(4 + len(f.key) + 4)
 		for _, m := range f.marks {
-			size += int64(20 + len(m.Key))
+			size += markSize(m.Key)
 		}
 	}
 	if version == 1 {
@@ -136,6 +136,10 @@ func payloadSize(f *frame, version byte) int64 {
 	}
 	return size
 }
+
+// markSize returns the bytes a mark of a batch with the given key takes in
+// a frame.
+func markSize(key string) int64 { return int64(8 + 8 + 4 + len(key)) }
 
 // appendFrame appends the encoding of f, a frame of a file of the given
 // version, to dst.
@@ -358,6 +362,7 @@ type logFile struct {
 	marks   []nous.BatchMark  // of the batches with a key, in order
 	keys    map[string]bool   // their keys
 	events  int64             // the bytes the events take in frames: what a rewrite keeps of them
+	marked  int64             // the bytes the marks take in a frame
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
@@ -462,9 +467,13 @@ func (lf *logFile) add(f *frame, off int64) error {
 		lf.keys[m.Key] = true
 	}
 	lf.marks = append(lf.marks, f.marks...)
+	for _, m := range f.marks {
+		lf.marked += markSize(m.Key)
+	}
 	if f.key != "" {
 		lf.keys[f.key] = true
 		lf.marks = append(lf.marks, nous.BatchMark{Key: f.key, Revision: f.info.Revision, Head: f.info.Head})
+		lf.marked += markSize(f.key)
 	}
 	for _, e := range f.events {
 		lf.events += 4 + int64(len(e))

@@ -34,9 +34,9 @@ var (
 // durable. unlock releases the old file's lock.
 func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, unlock func()) (done bool, err error) {
 	lf := &e.file
-	whole := frame{info: lf.info, key: f.key, marks: lf.marks, state: f.state}
+	whole := frame{info: lf.info, key: f.key, state: f.state}
 	whole.info.Head, whole.info.Revision, whole.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
-	payload := payloadSize(&whole, version) + lf.events
+	payload := payloadSize(&whole, version) + lf.marked + lf.events // its size with the marks and the events, without walking them
 	for _, ev := range f.events {
 		payload += 4 + int64(len(ev))
 	}
@@ -56,7 +56,7 @@ func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, u
 	if err != nil {
 		return true, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	whole.events = append(events, f.events...)
+	whole.marks, whole.events = lf.marks, append(events, f.events...)
 	content := appendFrame([]byte(magic), &whole, version)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
 		return true, err
