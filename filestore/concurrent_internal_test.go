@@ -18,21 +18,11 @@ import (
 // the same log waits its turn and then conflicts, as a stale one must.
 func TestSaveDoesNotHoldTheStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, fs := openRecorded(t, t.TempDir())
 	defer s.Close()
-	fs := newTestFS()
-	s.fs = fs
 	slow, other, gone := nous.NewContext(), nous.NewContext(), nous.NewContext()
 	for _, c := range []*nous.Context{slow, other, gone} {
-		if err := c.AddMessage(nous.UserMessage("one")); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Save(ctx, s); err != nil {
-			t.Fatal(err)
-		}
+		saveTurns(t, s, c, "one")
 	}
 	stale, err := nous.Load(ctx, s, slow.Log().ID())
 	if err != nil {

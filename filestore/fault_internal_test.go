@@ -20,22 +20,10 @@ func TestFaults(t *testing.T) {
 	for _, op := range []string{"write", "sync"} {
 		t.Run(op, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs := newTestFS()
-			s.fs = fs
+			s, fs := openRecorded(t, dir)
 			ctx := context.Background()
 			c := nous.NewContext()
-			for _, text := range []string{"one", "two"} {
-				if err := c.AddMessage(nous.UserMessage(text)); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Save(ctx, s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			saveTurns(t, s, c, "one", "two")
 			acked, err := c.Serialize()
 			if err != nil {
 				t.Fatal(err)
@@ -78,6 +66,31 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("save after the reopen: %v", err)
 			}
 		})
+	}
+}
+
+// openRecorded opens the store in dir, writing through a testFS.
+func openRecorded(t *testing.T, dir string, opts ...Option) (*Store, *testFS) {
+	t.Helper()
+	s, err := Open(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := newTestFS()
+	s.fs = fs
+	return s, fs
+}
+
+// saveTurns adds a user message of each text to c and saves it to s.
+func saveTurns(t *testing.T, s *Store, c *nous.Context, texts ...string) {
+	t.Helper()
+	for _, text := range texts {
+		if err := c.AddMessage(nous.UserMessage(text)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Save(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -146,12 +159,7 @@ func TestSavesAreDurable(t *testing.T) {
 		if noSync {
 			opts = append(opts, WithoutSync())
 		}
-		s, err := Open(t.TempDir(), opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs := newTestFS()
-		s.fs = fs
+		s, fs := openRecorded(t, t.TempDir(), opts...)
 		c := nous.NewContext()
 		name := c.Log().ID().String() + suffix
 		for i := range 4 {
@@ -196,13 +204,8 @@ func TestSavesAreDurable(t *testing.T) {
 func TestRewriteIsDurable(t *testing.T) {
 	setRewrite(t, 0, [2]int64{0, 1})
 	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, fs := openRecorded(t, t.TempDir())
 	defer s.Close()
-	fs := newTestFS()
-	s.fs = fs
 	c := nous.NewContext()
 	name := c.Log().ID().String() + suffix
 	for i := range 3 {
@@ -242,27 +245,15 @@ func TestRewriteFaults(t *testing.T) {
 	for _, op := range []string{"create", "rename", "syncdir"} {
 		t.Run(op, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs := newTestFS()
-			s.fs = fs
+			s, fs := openRecorded(t, dir)
 			c := nous.NewContext()
-			for _, text := range []string{"one", "two"} {
-				if err := c.AddMessage(nous.UserMessage(text)); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Save(ctx, s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			saveTurns(t, s, c, "one", "two")
 			injected := errors.New("injected " + op + " failure")
 			fs.failing(op, injected)
 			if err := c.AddMessage(nous.UserMessage("three")); err != nil {
 				t.Fatal(err)
 			}
-			err = c.Save(ctx, s)
+			err := c.Save(ctx, s)
 			fs.failing("", nil)
 			if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) != 0 {
 				t.Fatalf("temporary files left: %v", tmps)

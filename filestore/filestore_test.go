@@ -27,7 +27,11 @@ func open(t *testing.T, dir string, opts ...filestore.Option) *filestore.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { conformance(t) }
+
+// conformance runs the suite on stores in directories of their own, each
+// reopened and opened a second time where processes share a directory.
+func conformance(t *testing.T) {
 	dirs := map[nous.Store]string{}
 	opts := []storetest.Option{storetest.WithReopen(func(t *testing.T, s nous.Store) nous.Store {
 		dir := dirs[s]
@@ -87,12 +91,21 @@ func saves(t *testing.T, dir string, n int) (*nous.Context, [][]byte, []string) 
 // later save works.
 func TestTruncatedAtEveryOffset(t *testing.T) {
 	c, files, docs := saves(t, t.TempDir(), 4)
-	id := c.Log().ID()
+	checkCuts(t, c.Log().ID(), files, docs, nil)
+}
+
+// checkCuts cuts the last of files, the bytes of log id's file after the
+// saves whose documents are docs, each a prefix of the next, at every byte
+// offset, and checks that opening and loading gives the document of the
+// last save whose bytes are all there, ErrCorrupt inside the file's first
+// frame (a log file appears whole: written aside, then renamed), and that
+// a later save works. check, when set, checks each context loaded.
+func checkCuts(t *testing.T, id uuid.UUID, files [][]byte, docs []string, check func(t *testing.T, cut int, c *nous.Context)) {
+	t.Helper()
 	full := files[len(files)-1]
 	for cut := 0; cut <= len(full); cut++ {
 		dir := t.TempDir()
-		name := filepath.Join(dir, id.String()+".log")
-		if err := os.WriteFile(name, full[:cut], 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), full[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s := open(t, dir, filestore.WithoutSync())
@@ -104,8 +117,6 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		}
 		got, err := nous.Load(context.Background(), s, id)
 		if want < 0 {
-			// A log file appears whole (written aside, then renamed): one
-			// cut inside its first frame is damage, not a crash.
 			if !errors.Is(err, nous.ErrCorrupt) {
 				t.Fatalf("cut at %d, inside the first frame: %v, want ErrCorrupt", cut, err)
 			}
@@ -120,6 +131,9 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		}
 		if string(doc) != docs[want] {
 			t.Fatalf("cut at %d: loaded a context that is not save %d", cut, want)
+		}
+		if check != nil {
+			check(t, cut, got)
 		}
 		if err := got.AddMessage(nous.UserMessage("after the crash")); err != nil {
 			t.Fatal(err)
@@ -138,7 +152,15 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 // an earlier save lost.
 func TestEveryByteFlipped(t *testing.T) {
 	c, files, docs := saves(t, t.TempDir(), 3)
-	id := c.Log().ID()
+	checkFlips(t, c.Log().ID(), files, docs)
+}
+
+// checkFlips flips each byte of the last of files, the bytes of log id's
+// file after the saves whose documents are docs, and checks that loading
+// gives ErrCorrupt, the last save, or, for a byte of the last frame, the
+// save before it.
+func checkFlips(t *testing.T, id uuid.UUID, files [][]byte, docs []string) {
+	t.Helper()
 	full := files[len(files)-1]
 	for i := range full {
 		dir := t.TempDir()

@@ -2,7 +2,6 @@ package filestore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,24 +10,13 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/filestore"
-	"github.com/nous-go/nous/storetest"
 )
 
 // Every rule of the suite holds when every save rewrites its log's file:
 // racing writers through two handles, Watch, forks, names, lost replies.
 func TestConformanceRewriting(t *testing.T) {
 	filestore.RewriteAlways(t)
-	dirs := map[nous.Store]string{}
-	var opts []storetest.Option
-	if filestore.Shared {
-		opts = append(opts, storetest.WithSecondHandle(func(t *testing.T, s nous.Store) nous.Store { return open(t, dirs[s]) }))
-	}
-	storetest.Run(t, func(t *testing.T) nous.Store {
-		dir := t.TempDir()
-		s := open(t, dir)
-		dirs[s] = dir
-		return s
-	}, opts...)
+	conformance(t)
 }
 
 // stateSize is a store that remembers the size of the last state
@@ -187,75 +175,18 @@ func rewrittenSaves(t *testing.T, dir string, n, k int) (*nous.Context, [][]byte
 // works, its batch keys kept.
 func TestRewrittenTruncatedAtEveryOffset(t *testing.T) {
 	c, files, docs := rewrittenSaves(t, t.TempDir(), 5, 3)
-	id := c.Log().ID()
-	full := files[len(files)-1]
-	for cut := 0; cut <= len(full); cut++ {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), full[:cut], 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s := open(t, dir, filestore.WithoutSync())
-		want := -1
-		for i, f := range files {
-			if len(f) <= cut {
-				want = i
-			}
-		}
-		got, err := nous.Load(context.Background(), s, id)
-		if want < 0 {
-			if !errors.Is(err, nous.ErrCorrupt) {
-				t.Fatalf("cut at %d, inside the rewritten frame: %v, want ErrCorrupt", cut, err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("cut at %d: %v", cut, err)
-		}
-		if doc, _ := got.Serialize(); string(doc) != docs[want] {
-			t.Fatalf("cut at %d: loaded a context that is not save %d after the rewrite", cut, want)
-		}
+	checkCuts(t, c.Log().ID(), files, docs, func(t *testing.T, cut int, got *nous.Context) {
 		if !got.HasBatch("the first") {
 			t.Fatalf("cut at %d: the first batch's key is lost", cut)
 		}
-		if err := got.AddMessage(nous.UserMessage("after the crash")); err != nil {
-			t.Fatal(err)
-		}
-		if err := got.Save(context.Background(), s); err != nil {
-			t.Fatalf("cut at %d: a save after recovery: %v", cut, err)
-		}
-		if _, err := nous.Load(context.Background(), s, id); err != nil {
-			t.Fatalf("cut at %d: load after the save: %v", cut, err)
-		}
-	}
+	})
 }
 
 // Flipping any byte of a rewritten log file gives ErrCorrupt, or, in the
 // last frame only, a cut to the save before it: never another context.
 func TestRewrittenEveryByteFlipped(t *testing.T) {
 	c, files, docs := rewrittenSaves(t, t.TempDir(), 4, 2)
-	id := c.Log().ID()
-	full := files[len(files)-1]
-	for i := range full {
-		dir := t.TempDir()
-		b := append([]byte(nil), full...)
-		b[i] ^= 0x41
-		if err := os.WriteFile(filepath.Join(dir, id.String()+".log"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s := open(t, dir, filestore.WithoutSync())
-		got, err := nous.Load(context.Background(), s, id)
-		switch {
-		case errors.Is(err, nous.ErrCorrupt):
-			continue
-		case err != nil:
-			t.Fatalf("flip at %d: %v, want ErrCorrupt or a cut", i, err)
-		}
-		doc, _ := got.Serialize()
-		lastFrame := i >= len(files[len(files)-2])
-		if string(doc) != docs[len(docs)-1] && !(lastFrame && string(doc) == docs[len(docs)-2]) {
-			t.Fatalf("flip at %d: loaded a context that is not the last save, nor, for a flip in the last frame, the one before", i)
-		}
-	}
+	checkFlips(t, c.Log().ID(), files, docs)
 }
 
 // Two handles of one directory take turns on one log, each save rewriting
