@@ -18,13 +18,23 @@
 //
 // # Schema
 //
-// Version 3, recorded in nous_schema:
+// Version 4, recorded in nous_schema:
 //
-//	nous_logs    one row per log: id, parent, fork_seq, incarnation, head,
-//	             revision, state (bytea), created_at, updated_at, name
-//	             (text, NULL for none), labels (jsonb, {} for none)
-//	nous_events  one row per event: log_id, seq, type, created_at, and
-//	             body (bytea): the event's JSON, the bytes Save wrote
+//	nous_logs     one row per log: id, parent, fork_seq, incarnation, head,
+//	              revision, state (bytea), created_at, updated_at, name
+//	              (text, NULL for none), labels (jsonb, {} for none)
+//	nous_events   one row per event: log_id, seq, type, created_at, and
+//	              body (bytea): the event's JSON, the bytes Save wrote
+//	nous_batches  one row per batch saved with a key ([nous.Batch.Key]):
+//	              log_id, key, and the revision and head the batch made
+//
+// A batch's key is stored by the save's one statement; the primary key
+// of nous_batches (log_id, key) holds each key to one batch of a log, in
+// whichever process or replica it is saved: a batch whose key its log
+// holds violates it, stores nothing, and is an [nous.ErrLanded]. A read
+// gives the keys of the batches whose head is at or after the seq it
+// reads from (the index nous_batches_head), which is how a save whose
+// reply was lost finds its batch; deleting a log deletes its keys.
 //
 // A recorded tool call is an event like any other (a tool_call event
 // whose body holds the call), so a log is its events and its state,
@@ -48,10 +58,13 @@
 // it uses QueryExecModeCacheDescribe (QueryExecModeExec when the pool has
 // no description cache); the other modes plan each time already.
 //
-// Open and New bring a database of an earlier version to version 3 in
+// Open and New bring a database of an earlier version to version 4 in
 // place, once, in one transaction that holds an advisory lock, whoever
 // opens it first; processes that open at once wait for it, then find it
 // done.
+//
+// Version 3 kept no keys of batches: the migration creates nous_batches,
+// empty, and its index, and the logs' earlier batches have no key.
 //
 // Version 2 had no names or labels: the migration adds the two columns
 // (which rewrites no row: every log of version 2 has no name and the
@@ -63,7 +76,7 @@
 //
 // Version 1 kept the tool calls apart, in a table nous_tool_calls, with a
 // count of them in each log's row. A database of version 1 is brought to
-// version 2, and then to 3, in the same transaction: each log's calls go
+// version 2, and then to 3 and 4, in the same transaction: each log's calls go
 // into its state document (as the "tool_calls" a context document has),
 // the table and the columns go, and [nous.Load] records those calls as
 // tool_call events at the end of the log, which the next save stores; a

@@ -17,33 +17,39 @@ import (
 )
 
 // The tail of both append statements: given u, the log's row when the
-// guard matched, it inserts the events and notifies the log's watchers at
-// commit. Without a row in u it does nothing.
+// guard matched, it inserts the events and the batch's key ($11, '' for
+// none: a key the log holds violates the key of nous_batches, and the
+// statement stores nothing), and notifies the log's watchers at commit.
+// Without a row in u it does nothing.
 const appendTail = `
 e AS (
 	INSERT INTO nous_events (log_id, seq, type, created_at, body)
 	SELECT u.id, $3::bigint + x.n, x.type, x.at, x.body
 	FROM u, unnest($5::text[], $6::timestamptz[], $7::bytea[]) WITH ORDINALITY AS x(type, at, body, n)
+),
+k AS (
+	INSERT INTO nous_batches (log_id, key, revision, head)
+	SELECT u.id, $11::text, $10, $4 FROM u WHERE $11::text <> ''
 )
 SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
 
 // appendNext appends to a stored log: $1 id, $2 incarnation, $3 the head
 // expected, $4 the head after, $5-$7 the events' types, times and bodies,
-// $8 the state, $9 the time, $10 the revision after.
+// $8 the state, $9 the time, $10 the revision after, $11 the batch's key.
 const appendNext = `WITH u AS (
 	UPDATE nous_logs SET head = $4, revision = $10, state = $8, updated_at = $9
 	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $10 - 1
 	RETURNING id
 ),` + appendTail
 
-// appendFirst creates a log, with $11 its parent, $12 its fork seq, $13
-// its creation time, $14 its name ("" for none) and $15 its labels (a JSON
+// appendFirst creates a log, with $12 its parent, $13 its fork seq, $14
+// its creation time, $15 its name ("" for none) and $16 its labels (a JSON
 // object); it does nothing when the log exists. A name another log holds
 // violates the unique index nameIndex: the statement fails, and stores
 // nothing.
 const appendFirst = `WITH u AS (
 	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at, name, labels)
-	VALUES ($1, $2, $4, $10, $8, $9, $11, $12, $13, nullif($14::text, ''), $15::jsonb)
+	VALUES ($1, $2, $4, $10, $8, $9, $12, $13, $14, nullif($15::text, ''), $16::jsonb)
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ),` + appendTail
@@ -86,8 +92,11 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		}
 		types[i], times[i] = head.Type, head.CreatedAt
 	}
+	if err := nous.CheckKey(b.Key); err != nil {
+		return fmt.Errorf("pgstore: log %s: %w", id, err)
+	}
 	args := []any{id, b.Info.Incarnation, b.After, b.Info.Head, types, times,
-		raw(b.Events), b.State, b.Info.UpdatedAt, b.Info.Revision}
+		raw(b.Events), b.State, b.Info.UpdatedAt, b.Info.Revision, b.Key}
 	sql := appendNext
 	if b.Info.Revision == 1 {
 		sql = appendFirst
@@ -103,6 +112,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			return s.refusal(ctx, &b, nil)
 		case nameTaken(err):
 			return s.nameConflict(ctx, &b)
+		case keyTaken(err):
+			return fmt.Errorf("pgstore: log %s: a batch with key %q is stored already: %w", id, b.Key, nous.ErrLanded)
 		case !serialization(err):
 			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, s.failed(ctx, err))
 		}
@@ -167,6 +178,12 @@ func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error
 func nameTaken(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == nameIndex
+}
+
+// keyTaken reports whether err is that of a batch whose key its log holds.
+func keyTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == keyIndex
 }
 
 // nameConflict returns the error of a first batch refused for its name,
@@ -247,10 +264,14 @@ func (r *row) logInfo() (nous.LogInfo, error) {
 	return i, nil
 }
 
-// readLog reads a log's row and its events after $2, in one statement and
-// so one snapshot.
+// readLog reads a log's row, its events after $2 and the marks of its
+// batches whose head is $2 or after, in one statement and so one
+// snapshot.
 const readLog = `SELECT ` + infoColumns + `, l.state,
-	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
+	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq),
+	ARRAY(SELECT b.key FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2 ORDER BY b.revision),
+	ARRAY(SELECT b.revision FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2 ORDER BY b.revision),
+	ARRAY(SELECT b.head FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2 ORDER BY b.revision)
 FROM nous_logs l
 WHERE l.id = $1`
 
@@ -262,7 +283,9 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 	var r row
 	var st nous.Stored
 	var events [][]byte
-	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(r.dest(&st.State, &events)...)
+	var keys []string
+	var revisions, heads []int64
+	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(r.dest(&st.State, &events, &keys, &revisions, &heads)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}
@@ -273,6 +296,12 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 		return nous.Stored{}, err
 	}
 	st.Events = rawMessages(events)
+	if len(keys) != len(revisions) || len(keys) != len(heads) {
+		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %d keys of batches, %d revisions, %d heads: %w", id, len(keys), len(revisions), len(heads), nous.ErrCorrupt)
+	}
+	for i, k := range keys {
+		st.Batches = append(st.Batches, nous.BatchMark{Key: k, Revision: revisions[i], Head: heads[i]})
+	}
 	return st, nil
 }
 
@@ -412,6 +441,9 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 			return nous.ErrNotFound
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM nous_batches WHERE log_id = $1`, id); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `SELECT pg_notify('nous_log', $1::text)`, id) // its watchers end

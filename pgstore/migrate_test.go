@@ -189,6 +189,13 @@ func checkSchema(t *testing.T, dsn string) {
 	if def := indexes["nous_logs_labels"]; !strings.Contains(def, "USING gin (labels jsonb_path_ops)") {
 		t.Fatalf("the index of the labels is %q", def)
 	}
+	var keyDef, headDef string
+	must(t, conn.QueryRow(bg, `SELECT
+		coalesce((SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'nous_batches_key'), ''),
+		coalesce((SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'nous_batches_head'), '')`).Scan(&keyDef, &headDef))
+	if !strings.Contains(keyDef, "UNIQUE INDEX") || !strings.Contains(keyDef, "(log_id, key)") || !strings.Contains(headDef, "(log_id, head)") {
+		t.Fatalf("the indexes of the batches' keys are %q and %q", keyDef, headDef)
+	}
 }
 
 // callsJSON returns calls as JSON, as this package writes them: two lists
@@ -574,5 +581,90 @@ func TestMigrateV2OnceUnderConcurrentOpens(t *testing.T) {
 			}
 			checkMigratedV2(t, open(t, dsn), contexts, logs)
 		})
+	}
+}
+
+// schemaV3 creates the tables of version 3, as this package made them
+// before batches had keys.
+const schemaV3 = `
+CREATE TABLE nous_schema (
+	version integer NOT NULL
+);
+CREATE TABLE nous_logs (
+	id          uuid PRIMARY KEY,
+	parent      uuid,
+	fork_seq    bigint NOT NULL,
+	incarnation uuid NOT NULL,
+	head        bigint NOT NULL,
+	revision    bigint NOT NULL,
+	state       bytea NOT NULL,
+	created_at  timestamptz NOT NULL,
+	updated_at  timestamptz NOT NULL,
+	name        text COLLATE "C",
+	labels      jsonb NOT NULL DEFAULT '{}'
+);
+CREATE TABLE nous_events (
+	log_id     uuid NOT NULL,
+	seq        bigint NOT NULL,
+	type       text NOT NULL,
+	created_at timestamptz NOT NULL,
+	body       bytea NOT NULL,
+	PRIMARY KEY (log_id, seq)
+);
+CREATE UNIQUE INDEX nous_logs_name ON nous_logs (name) WHERE name IS NOT NULL;
+CREATE INDEX nous_logs_labels ON nous_logs USING gin (labels jsonb_path_ops);
+INSERT INTO nous_schema (version) VALUES (3);
+`
+
+// A database of version 3 is brought to the current version on Open, by
+// every opener at once: its logs read and load as they were, with no keys
+// of their batches, and save on, each batch with a key, one stored twice
+// refused; a replica not yet upgraded, which saves without keys, goes on
+// beside it.
+func TestMigrateV3(t *testing.T) {
+	dsn := freshSchema(t)
+	contexts, logs := v2Logs(t)
+	conn := connect(t, dsn)
+	_, err := conn.Exec(bg, schemaV3)
+	must(t, err)
+	for _, st := range logs {
+		insertV2(t, conn, st) // a log of version 3 without a name is stored as version 2 stored it
+	}
+	for i, err := range openAtOnce(dsn, 4) {
+		if err != nil {
+			t.Errorf("open %d of 4: %v", i, err)
+		}
+	}
+	s := open(t, dsn)
+	checkSchema(t, dsn)
+	checkMigratedV2(t, s, contexts, logs)
+	for _, st := range logs {
+		if got := readAll(t, s, st.Info.ID); len(got.Batches) != 0 {
+			t.Fatalf("log %s has keys of batches after the migration: %v", st.Info.ID, got.Batches)
+		}
+	}
+	c, err := nous.Load(bg, s, logs[0].Info.ID)
+	must(t, err)
+	turn(t, c, 9)
+	c.SetBatchKey("turn 9")
+	must(t, c.Save(bg, s))
+	again, err := nous.Load(bg, s, c.Log().ID())
+	must(t, err)
+	same(t, c, again)
+	if !again.HasBatch("turn 9") {
+		t.Fatal("a batch saved after the migration has no key")
+	}
+	turn(t, again, 10)
+	again.SetBatchKey("turn 9")
+	if err := again.Save(bg, s); !errors.Is(err, nous.ErrLanded) {
+		t.Fatalf("a key saved twice after the migration: %v, want ErrLanded", err)
+	}
+	st, err := s.Read(bg, c.Log().ID(), 0)
+	must(t, err)
+	i := st.Info
+	_, err = conn.Exec(bg, `UPDATE nous_logs SET head = head, revision = revision + 1, updated_at = now() WHERE id = $1 AND revision = $2`, i.ID, i.Revision)
+	must(t, err) // a replica of version 3 saves a state-only batch, without a key
+	if got := readAll(t, s, i.ID); got.Info.Revision != i.Revision+1 || len(got.Batches) != 1 {
+		t.Fatalf("after a replica's save without a key: revision %d, %d keys; want %d and 1", got.Info.Revision, len(got.Batches), i.Revision+1)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the tables this package reads and writes.
 // Open and New bring tables of an earlier version to it (see the package
 // doc).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrSchema reports a database whose nous tables this package cannot use:
 // of a version it does not know (written by a newer one), or of version 1
@@ -156,6 +156,26 @@ CREATE UNIQUE INDEX IF NOT EXISTS nous_logs_name ON nous_logs (name) WHERE name 
 CREATE INDEX IF NOT EXISTS nous_logs_labels ON nous_logs USING gin (labels jsonb_path_ops);
 `
 
+// addKeys adds the table of version 4: the key of each batch saved with
+// one, unique in its log, with the revision and head the batch made, which
+// an index serves reads of the batches at or after a seq from. A log of an
+// earlier version keeps no keys of the batches it stored. Every statement
+// may run again.
+const addKeys = `
+CREATE TABLE IF NOT EXISTS nous_batches (
+	log_id   uuid NOT NULL,
+	key      text COLLATE "C" NOT NULL,
+	revision bigint NOT NULL,
+	head     bigint NOT NULL,
+	CONSTRAINT nous_batches_key PRIMARY KEY (log_id, key)
+);
+CREATE INDEX IF NOT EXISTS nous_batches_head ON nous_batches (log_id, head);
+`
+
+// keyIndex is the key of nous_batches: a save that violates it stores a
+// batch whose key its log holds.
+const keyIndex = "nous_batches_key"
+
 // nameIndex is the unique index of the names: a save that violates it
 // creates a log under a name another log holds.
 const nameIndex = "nous_logs_name"
@@ -194,7 +214,7 @@ WHERE l.tool_calls > 0 AND (length(l.state) < 3
 	OR l.tool_calls <> (SELECT count(*) FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= 0 AND t.idx < l.tool_calls))`
 
 // migrate creates the schema when it is absent, or brings one of an
-// earlier version to this one (version 1 to 2, then 2 to 3), under an
+// earlier version to this one (version 1 to 2, 2 to 3, 3 to 4), under an
 // advisory lock so that processes opening at once do not race, and checks
 // its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
@@ -231,7 +251,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		err := tx.QueryRow(ctx, `SELECT max(version) FROM nous_schema HAVING count(*) > 0`).Scan(&version)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows): // a new schema
-			if _, err := tx.Exec(ctx, addNames); err != nil {
+			if _, err := tx.Exec(ctx, addNames+addKeys); err != nil {
 				return err
 			}
 			_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
@@ -261,7 +281,13 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			if _, err := tx.Exec(ctx, addNames); err != nil {
 				return err
 			}
-			_, err = tx.Exec(ctx, `UPDATE nous_schema SET version = 3`)
+			version = 3
+		}
+		if version == 3 {
+			if _, err := tx.Exec(ctx, addKeys); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE nous_schema SET version = 4`)
 			return err
 		}
 		return nil
