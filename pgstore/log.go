@@ -17,7 +17,7 @@ import (
 )
 
 // The tail of both append statements: given u, the log's row when the
-// guard matched, it inserts the events and the batch's key ($11, ” for
+// guard matched, it inserts the events and the batch's key ($11, empty for
 // none: a key the log holds violates the key of nous_batches, and the
 // statement stores nothing), and notifies the log's watchers at commit.
 // Without a row in u it does nothing.
