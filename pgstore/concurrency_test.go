@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -302,4 +303,120 @@ func TestSaveRacingDeleteLeavesNoEvents(t *testing.T) {
 	if orphans != 0 {
 		t.Fatalf("%d events of deleted logs are left", orphans)
 	}
+}
+
+// Four writers on two pools take 50 turns each on one session, each save
+// under a deadline that often ends it in the middle, before or after the
+// commit. Each keys its turns and recovers as Save's doc says: a save cut
+// short is sent again; on a conflict, Refresh; when that conflicts too,
+// Load and redo the turns the log has no batch of. Every turn is stored
+// once, and the count of turns in the deps, which each turn adds one to,
+// is the number of turns.
+func TestCutSavesStoreEachTurnOnce(t *testing.T) {
+	dsn := freshSchema(t)
+	stores := []*pgstore.Store{open(t, dsn), open(t, dsn)}
+	first := nous.NewContext(nous.WithLogger(quiet))
+	must(t, first.Save(bg, stores[0]))
+	id := first.Log().ID()
+	const writers, turns = 4, 50
+	var cut atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			s := stores[w%len(stores)]
+			c, err := nous.Load(bg, s, id)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var pending []string // this writer's turns not yet known stored
+			add := func(key string) {
+				must(t, c.AddMessage(nous.UserMessage(key)))
+				c.MergeDeps(map[string]any{"turns": counted(c) + 1})
+				c.SetBatchKey(key)
+				pending = append(pending, key)
+			}
+			save := func() error {
+				for attempt := 0; ; attempt++ {
+					ctx, cancel := context.WithTimeout(bg, time.Duration(attempt%4)*700*time.Microsecond)
+					if attempt > 20 {
+						ctx, cancel = context.WithCancel(bg)
+					}
+					err := c.Save(ctx, s)
+					cancel()
+					if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+						return err
+					}
+					cut.Add(1)
+				}
+			}
+			for i := range turns {
+				add(fmt.Sprintf("w%d t%d", w, i))
+				for {
+					err := save()
+					if err == nil {
+						pending = pending[:0]
+						break
+					}
+					if !errors.Is(err, nous.ErrConflict) {
+						t.Errorf("save: %v", err)
+						return
+					}
+					if err := c.Refresh(bg, s); err == nil {
+						pending = pending[:0]
+						break
+					} else if !errors.Is(err, nous.ErrConflict) {
+						t.Errorf("refresh: %v", err)
+						return
+					}
+					if c, err = nous.Load(bg, s, id); err != nil {
+						t.Errorf("load: %v", err)
+						return
+					}
+					redo := pending
+					pending = nil
+					for _, k := range redo {
+						if !c.HasBatch(k) {
+							add(k)
+						}
+					}
+					if len(pending) == 0 {
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got, err := nous.Load(bg, stores[1], id)
+	must(t, err)
+	seen := map[string]int{}
+	for _, m := range got.Messages() {
+		seen[m.Content]++
+	}
+	for w := range writers {
+		for i := range turns {
+			if k := fmt.Sprintf("w%d t%d", w, i); seen[k] != 1 {
+				t.Errorf("turn %s stored %d times", k, seen[k])
+			}
+		}
+	}
+	if counted(got) != writers*turns || got.Len() != writers*turns {
+		t.Errorf("%d messages, the deps count %v turns; want %d", got.Len(), got.Deps["turns"], writers*turns)
+	}
+	t.Logf("%d saves cut short by their deadline", cut.Load())
+}
+
+// counted returns the count of turns in c's deps.
+func counted(c *nous.Context) int {
+	switch n := c.Deps["turns"].(type) {
+	case float64:
+		return int(n)
+	case int:
+		return n
+	case json.Number:
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return 0
 }
