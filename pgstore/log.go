@@ -17,15 +17,16 @@ import (
 )
 
 // The tail of both append statements: given u, the log's row when the
-// guard matched, it inserts the events and notifies the log's watchers at
-// commit. Without a row in u it does nothing.
+// guard matched, it inserts the events. Without a row in u it does
+// nothing. The log's watchers are notified after it commits (see
+// notifier).
 const appendTail = `
 e AS (
 	INSERT INTO nous_events (log_id, seq, type, created_at, body)
 	SELECT u.id, $3::bigint + x.n, x.type, x.at, x.body
 	FROM u, unnest($5::text[], $6::timestamptz[], $7::bytea[]) WITH ORDINALITY AS x(type, at, body, n)
 )
-SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
+SELECT 1 FROM u`
 
 // appendNext appends to a stored log: $1 id, $2 incarnation, $3 the head
 // expected, $4 the head after, $5-$7 the events' types, times and bodies,
@@ -48,7 +49,8 @@ const appendFirst = `WITH u AS (
 	RETURNING id
 ),` + appendTail
 
-// Append implements [nous.Store]: one statement, one round trip.
+// Append implements [nous.Store]: one statement, one round trip; the
+// log's watchers are notified after it commits.
 func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err := s.usable(ctx); err != nil {
 		return err
@@ -98,6 +100,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
 		switch {
 		case err == nil:
+			s.notes.add(s, id)
 			return nil
 		case errors.Is(err, pgx.ErrNoRows): // no row matched the guard
 			return s.refusal(ctx, &b, nil)
@@ -397,7 +400,7 @@ func (s *Store) listPage(ctx context.Context, query string, args []any) ([]nous.
 
 // Delete implements [nous.Store]. It deletes the log's row first, which
 // waits for a save of it in progress; then, with a snapshot taken after,
-// its events, that save's included; and it notifies the
+// its events, that save's included. Once that commits, it notifies the
 // log's watchers, which end.
 func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if err := s.usable(ctx); err != nil {
@@ -411,14 +414,12 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		if tag.RowsAffected() == 0 {
 			return nous.ErrNotFound
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify('nous_log', $1::text)`, id) // its watchers end
+		_, err = tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: delete log %s: %w", id, s.failed(ctx, err))
 	}
+	s.notes.add(s, id) // its watchers end
 	return nil
 }

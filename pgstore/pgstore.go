@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -33,6 +35,7 @@ type Store struct {
 	ownPool bool
 	closed  atomic.Bool
 	hub     hub
+	notes   notifier
 	// custom is the query mode of List by labels, one in which the
 	// server plans it with its values each time. A statement the server
 	// keeps prepared (pgx's default mode) is run, after a few runs, with a
@@ -40,6 +43,9 @@ type Store struct {
 	// and filters each row's labels rather than read the GIN index of the
 	// labels; the unnamed statement, prepared anew each time, is not.
 	custom pgx.QueryExecMode
+	// pollEvery is how often the watchers' logs are read, whether they
+	// were notified or not.
+	pollEvery time.Duration
 }
 
 // usable returns an error wrapping [ErrClosed] after Close, and ctx's error
@@ -92,7 +98,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		return nil, err
 	}
 	cfg := pool.Config().ConnConfig
-	s := &Store{pool: pool, custom: cfg.DefaultQueryExecMode}
+	s := &Store{pool: pool, custom: cfg.DefaultQueryExecMode, pollEvery: pollEvery}
 	if s.custom == pgx.QueryExecModeCacheStatement { // the other modes use no named statement
 		s.custom = pgx.QueryExecModeCacheDescribe
 		if cfg.DescriptionCacheCapacity <= 0 { // which that mode needs
@@ -100,15 +106,18 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		}
 	}
 	s.hub.init()
+	s.notes.init()
 	return s, nil
 }
 
 // Close ends every Watch (with an error wrapping [ErrClosed]), closes the
-// connection it listens on, and closes the pool if Open made it. It
-// never closes a pool given to New.
+// connection it listens on, sends the notifications of the last saves
+// (see the package's Watch section), and closes the pool if Open made
+// it. It never closes a pool given to New.
 func (s *Store) Close() {
 	s.closed.Store(true)
 	s.hub.close()
+	s.notes.close()
 	if s.ownPool {
 		s.pool.Close()
 	}
@@ -296,9 +305,21 @@ type hub struct {
 	gone    chan struct{} // closed by close: every watcher ends
 }
 
-// sub is one watcher: a hint to read again is a value in ch.
+// sub is one watcher: a hint to read again is a value in ch. It has
+// yielded the events up to seq seen of the log's incarnation (uuid.Nil
+// before its first read), which the hub's mutex guards.
 type sub struct {
-	ch chan struct{}
+	ch          chan struct{}
+	seen        int64
+	incarnation uuid.UUID
+}
+
+// hint makes w read again, unless a hint is already waiting.
+func (w *sub) hint() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
 }
 
 func (h *hub) init() {
@@ -329,10 +350,7 @@ func (h *hub) wake(id [16]byte, all bool) {
 			continue
 		}
 		for w := range subs {
-			select {
-			case w.ch <- struct{}{}:
-			default: // a hint is already waiting
-			}
+			w.hint()
 		}
 	}
 }
