@@ -88,8 +88,11 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		}
 		types[i], times[i] = head.Type, head.CreatedAt
 	}
-	args := []any{id, b.Info.Incarnation, b.After, b.Info.Head, types, times,
-		raw(b.Events), b.State, b.Info.UpdatedAt, b.Info.Revision}
+	// The IDs as pgtype.UUID and the bodies as a FlatArray, which pgx
+	// encodes directly: a uuid.UUID goes through its driver.Valuer (a
+	// string, then parsed), and a [][]byte through reflection.
+	args := []any{nullable(id), nullable(b.Info.Incarnation), b.After, b.Info.Head, types, times,
+		pgtype.FlatArray[[]byte](raw(b.Events)), b.State, b.Info.UpdatedAt, b.Info.Revision}
 	sql := appendNext
 	if b.Info.Revision == 1 {
 		sql = appendFirst
