@@ -81,7 +81,8 @@
 // # Concurrency
 //
 // A save is one SQL statement: one round trip, one transaction (its
-// watchers are notified after it, see Watch). It updates
+// watchers are notified after it, see Watch; the pool Open makes sends it
+// without a ping, see Connections). It updates
 // the log's row only where the head, revision and incarnation are the ones
 // the saver saw, and inserts the events only when that update matched: a
 // stale writer changes nothing and gets [nous.ErrConflict], without an
@@ -145,4 +146,25 @@
 // at the next save of the log, whichever comes first. A lost connection is
 // retried; any other error ends the watch (a pool given to [New] that its
 // owner closed, too).
+//
+// # Connections
+//
+// pgx's pool pings a connection that sat idle for more than a second
+// before it hands it out: one round trip more for each save that follows
+// a model's call. The pool Open makes pings one only when the server ended
+// it, or sent it something, while it sat idle ([ShouldPing], which sees
+// that without a round trip), so a save is one round trip after a pause
+// too, and a connection the server ended (a restart, pg_terminate_backend,
+// idle_session_timeout) is still replaced before a save uses it. Give
+// [New] a pool whose config's ShouldPing is [ShouldPing] for the same.
+//
+// A save whose connection turns out dead at its first write, before
+// anything was sent (pgconn.SafeToRetry), is sent again on another, up to
+// twice. One whose connection dies after it was sent fails with an error
+// and stores nothing partial, as one that a restart of the server
+// interrupts does; the next save takes another connection, with no new
+// Open. A connection whose server went without a word (a host or a network
+// that failed silently) looks alive: a save on it fails when the system
+// gives up on the connection or when the save's context is done, as it
+// would after a ping that passed, so give saves a deadline.
 package pgstore

@@ -98,7 +98,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		sql = appendFirst
 		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt, b.Info.Name, string(labels))
 	}
-	for try := 0; ; try++ {
+	for try, resent := 0, 0; ; {
 		var one int
 		err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
 		switch {
@@ -109,6 +109,12 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			return s.refusal(ctx, &b, nil)
 		case nameTaken(err):
 			return s.nameConflict(ctx, &b)
+		case pgconn.SafeToRetry(err) && resent < resends && s.usable(ctx) == nil:
+			// Nothing was sent: the connection was found dead (reset by
+			// the server's side while it sat idle) at the first write. The
+			// pool has dropped it; the statement goes on another.
+			resent++
+			continue
 		case !serialization(err):
 			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, s.failed(ctx, err))
 		}
@@ -127,12 +133,17 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		case <-ctx.Done():
 			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, ctxErr(ctx, err))
 		}
+		try++
 	}
 }
 
 // serializationRetries is how many times Append runs its statement again
 // after a serialization failure while the log is as the batch expects.
 const serializationRetries = 8
+
+// resends is how many times Append sends its statement again after an
+// error that pgconn.SafeToRetry says came before anything was sent.
+const resends = 2
 
 // serialization reports whether err is a serialization failure or a
 // deadlock the server broke: the statement did nothing, and may succeed

@@ -71,9 +71,16 @@ func (s *Store) failed(ctx context.Context, err error) error {
 // Open connects to the database dsn names (a URL or key=value DSN, as
 // pgxpool.ParseConfig reads it) with a pool of its own, which Close
 // closes, and creates the schema when it is absent or brings one of
-// version 1 to [SchemaVersion], as New does.
+// version 1 to [SchemaVersion], as New does. The pool pings a connection
+// before use only as [ShouldPing] says, so that a save after a pause is
+// one round trip.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	cfg.ShouldPing = ShouldPing
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
@@ -89,7 +96,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // New returns a Store on the caller's pool, which Close leaves open, and
 // creates the schema when it is absent or brings one of an earlier version
 // to [SchemaVersion] (see the package's Schema section); several processes
-// may do either at once, and it happens once.
+// may do either at once, and it happens once. A pool with pgx's default
+// ShouldPing pings every connection idle for more than a second before
+// use: set the pool's config's ShouldPing to [ShouldPing] for saves of
+// one round trip after a pause, as Open's pool does.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New with a nil pool")

@@ -174,6 +174,20 @@ func (p *proxy) record(sql string) delay {
 	return p.slow[sql]
 }
 
+// since returns the round trips made after the first n.
+func (p *proxy) since(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.trips[n:]...)
+}
+
+// count returns how many round trips were made.
+func (p *proxy) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.trips)
+}
+
 // reset ends every client's connection with a reset (RST), as a network
 // that dropped them would, the server's end left to find out.
 func (p *proxy) reset() {
