@@ -88,17 +88,20 @@ func (n *Nous) Turn(i int) (int, error) {
 		}
 		n.req = req
 	}
+	return len(req), answer(c, t)
+}
+
+// answer adds the rest of turn t to c, after the walk: the assistant's
+// message with the tool call, the tool's state change and its result.
+func answer(c *nous.Context, t turnData) error {
 	if err := c.AddMessage(nous.AssistantMessage("", nous.ToolCall{ID: t.callID, Name: toolName, Arguments: t.args})); err != nil {
-		return 0, err
+		return err
 	}
 	u := nous.NewContextUpdate().Set("last_city", t.city).Append("cities", t.city)
 	if err := u.Apply(c); err != nil {
-		return 0, err
+		return err
 	}
-	if err := c.AddMessage(nous.ToolMessage(t.callID, toolName, t.result)); err != nil {
-		return 0, err
-	}
-	return len(req), nil
+	return c.AddMessage(nous.ToolMessage(t.callID, toolName, t.result))
 }
 
 // Summary implements [Conversation].

@@ -94,6 +94,20 @@ func (s *StoredNous) Summary() (int, int, string, error) {
 	return (&Nous{c: c}).Summary()
 }
 
+// SaveTurn adds turn i of the conversation to c, as [Nous.Turn] does but
+// for the walk of the history, and saves c to s: the turn's three events
+// and the state, one statement for pgstore.
+func SaveTurn(ctx context.Context, c *nous.Context, s nous.Store, i int) error {
+	t := turn(i)
+	if err := c.AddMessage(nous.UserMessage(t.question)); err != nil {
+		return err
+	}
+	if err := answer(c, t); err != nil {
+		return err
+	}
+	return c.Save(ctx, s)
+}
+
 // NewADKDatabase returns an empty conversation on ADK-Go's database session
 // service (gorm, with its PostgreSQL driver) on the database dsn names, its
 // tables created by ADK's AutoMigrate. The runner's use of it is that of
@@ -121,6 +135,11 @@ type FloorPG struct {
 	seq  int64
 	req  []nous.Message
 	deps map[string]any
+	// Notify makes each write also call pg_notify in its transaction, as a
+	// save that notified its watchers at commit would: every such commit
+	// in the cluster then holds PostgreSQL's lock of the notification
+	// queue until its WAL is flushed, one after another.
+	Notify bool
 }
 
 // FloorSchema creates FloorPG's tables.
@@ -197,6 +216,9 @@ func (f *FloorPG) write(ctx context.Context, i int) error {
 	b.Queue(`INSERT INTO floor_events (session, seq, body) SELECT $1, $2::bigint + n, body FROM unnest($3::bytea[]) WITH ORDINALITY AS x(body, n)`,
 		f.id, f.seq, bodies)
 	b.Queue(`UPDATE floor_sessions SET head = $2, state = $3 WHERE id = $1`, f.id, f.seq+int64(len(msgs)), state)
+	if f.Notify {
+		b.Queue(`SELECT pg_notify('floor_sessions', $1::text)`, f.id.String())
+	}
 	b.Queue(`COMMIT`)
 	if err := f.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return err

@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"strconv"
@@ -395,4 +396,93 @@ func TestPostgresTwoWriters(t *testing.T) {
 		t.Logf("nous: %d updates each acknowledged; the state holds a=%v b=%v: %d lost; %d saves refused as conflicts and redone",
 			n, ca, cb, 2*n-int(ca)-int(cb), conflicts[0]+conflicts[1])
 	})
+}
+
+// BenchmarkPostgresThroughput saves turns of 100 sessions from 16
+// goroutines, each with sessions of its own, on pools of 4 and of 16
+// connections: through pgstore (SaveTurn: three events and the state),
+// through the floor of a save (FloorPG's write: the same rows in one
+// transaction, one round trip), and through that floor calling pg_notify
+// in its transaction too. Each op is a round of 16×50 saves on each side,
+// the sides taking turns, so that all three meet the same machine. It
+// reports the wall time per save at that concurrency (ns/save for
+// pgstore, floor-ns/save, floor-notify-ns/save) and pgstore's throughput
+// over the floor's (vs-floor: 1 is the floor's), the figure that matters
+// on this noisy machine. Allocations are not reported: a round's are
+// those of all three sides.
+func BenchmarkPostgresThroughput(b *testing.B) {
+	const sessions, workers, perRound = 100, 16, 50
+	dsn := pgSchema(b)
+	ctx := context.Background()
+	for _, conns := range []int{4, 16} {
+		b.Run("conns="+strconv.Itoa(conns), func(b *testing.B) {
+			pooled := dsn + "&pool_max_conns=" + strconv.Itoa(conns)
+			stores, err := OpenPgstore(ctx, pooled, 1)
+			must(b, err)
+			defer stores[0].Close()
+			p := pool(b, pooled)
+			type side struct {
+				save    func(k, i int) error // saves turn i of session k
+				turns   []int                // the next turn of each session
+				elapsed time.Duration
+			}
+			cs := make([]*nous.Context, sessions)
+			floors, notifying := make([]*FloorPG, sessions), make([]*FloorPG, sessions)
+			for k := range sessions {
+				cs[k] = NewNous(false).c
+				must(b, cs[k].Save(ctx, stores[0]))
+				floors[k], err = NewFloorPG(ctx, p)
+				must(b, err)
+				notifying[k], err = NewFloorPG(ctx, p)
+				must(b, err)
+				notifying[k].Notify = true
+			}
+			sides := []*side{
+				{save: func(k, i int) error { return SaveTurn(ctx, cs[k], stores[0], i) }},
+				{save: func(k, i int) error { return floors[k].write(ctx, i) }},
+				{save: func(k, i int) error { return notifying[k].write(ctx, i) }},
+			}
+			for _, sd := range sides {
+				sd.turns = make([]int, sessions)
+			}
+			// round makes each worker save perRound turns of its sessions
+			// (w, w+workers, ...), one after another, through sd.
+			round := func(sd *side) error {
+				errs := make(chan error, workers)
+				start := time.Now()
+				var wg sync.WaitGroup
+				for w := range workers {
+					wg.Go(func() {
+						mine := (sessions - w + workers - 1) / workers
+						for j := range perRound {
+							k := w + workers*(j%mine)
+							if err := sd.save(k, sd.turns[k]); err != nil {
+								errs <- fmt.Errorf("session %d turn %d: %w", k, sd.turns[k], err)
+								return
+							}
+							sd.turns[k]++
+						}
+					})
+				}
+				wg.Wait()
+				sd.elapsed += time.Since(start)
+				close(errs)
+				return <-errs
+			}
+			rounds := 0
+			for b.Loop() {
+				for j := range sides { // each side first in turn
+					must(b, round(sides[(rounds+j)%len(sides)]))
+				}
+				rounds++
+			}
+			saves := float64(rounds * workers * perRound)
+			perSave := func(sd *side) float64 { return float64(sd.elapsed.Nanoseconds()) / saves }
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(perSave(sides[0]), "ns/save")
+			b.ReportMetric(perSave(sides[1]), "floor-ns/save")
+			b.ReportMetric(perSave(sides[2]), "floor-notify-ns/save")
+			b.ReportMetric(perSave(sides[1])/perSave(sides[0]), "vs-floor")
+		})
+	}
 }

@@ -93,7 +93,9 @@
 //
 // # Concurrency
 //
-// A save is one SQL statement: one round trip, one transaction. It updates
+// A save is one SQL statement: one round trip, one transaction (its
+// watchers are notified after it, see Watch; the pool Open makes sends it
+// without a ping, see Connections). It updates
 // the log's row only where the head, revision and incarnation are the ones
 // the saver saw, and inserts the events only when that update matched: a
 // stale writer changes nothing and gets [nous.ErrConflict], without an
@@ -121,11 +123,61 @@
 //
 // # Watch
 //
-// Every save notifies the channel nous_log with the log's ID. [Store.Watch]
-// listens on one dedicated connection per Store, held while a watch runs
-// and closed after the last; a notification is only a hint to read the log
-// after the last seq a watcher yielded, so nothing is missed or yielded
-// twice, and after the connection is lost and made again every watcher
-// reads again. A lost connection is retried; any other error ends the
-// watch (a pool given to [New] that its owner closed, too).
+// [Store.Watch] follows a log as any process saves it. A Store with
+// watchers listens on the channel nous_log, on one connection of its own,
+// held while a watch runs and closed after the last. A save does not
+// notify in its own transaction: from the commit of a transaction that
+// notifies until that commit is flushed to disk, PostgreSQL holds a lock of
+// its notification queue, one for the whole cluster, so saves that
+// notified would commit one after another, whatever logs they saved (16
+// goroutines saving 100 sessions on 16 connections did so at 0.36–0.41×
+// the rate of the same writes without a notification; see BENCHMARKS.md).
+// Once a save, or a delete, has committed, its Store notifies the log's ID
+// in a transaction of its own, one for every log the Store saved since its
+// last: at once after a quiet spell, and then at most one every 2 ms (some
+// twenty logs each while 16 goroutines save). That transaction does not
+// wait for its commit to be flushed, so it holds the lock only briefly; a
+// crash of the server that loses it ends the listeners' connections too,
+// and they read again when they are back.
+//
+// A notification is only a hint to read the log after the last seq the
+// watcher yielded: one that comes late, or once for several saves, loses
+// nothing, and nothing is yielded twice. A watcher subscribes before its
+// first read, so a save committed after that read is notified to it; the
+// listener hints every watcher once it listens, and again each time it has
+// connected after losing its connection, so that a save notified while it
+// did not listen is read then.
+//
+// A watcher in another process sees a save a round trip or two after it
+// commits, up to 2 ms more while the saver's Store saves others. A
+// notification that never comes (the saving process ended between a
+// save's commit and its notification, or closed its Store in between, or
+// the listening connection died without an error yet) is made up for by a
+// poll: every second, a Store with watchers reads the heads of the logs
+// they follow, in one statement, and each watcher whose log moved past the
+// last seq it yielded reads it. Such a save is seen within that second, or
+// at the next save of the log, whichever comes first. A lost connection is
+// retried; any other error ends the watch (a pool given to [New] that its
+// owner closed, too).
+//
+// # Connections
+//
+// pgx's pool pings a connection that sat idle for more than a second
+// before it hands it out: one round trip more for each save that follows
+// a model's call. The pool Open makes pings one only when the server ended
+// it, or sent it something, while it sat idle ([ShouldPing], which sees
+// that without a round trip), so a save is one round trip after a pause
+// too, and a connection the server ended (a restart, pg_terminate_backend,
+// idle_session_timeout) is still replaced before a save uses it. Give
+// [New] a pool whose config's ShouldPing is [ShouldPing] for the same.
+//
+// A save whose connection turns out dead at its first write, before
+// anything was sent (pgconn.SafeToRetry), is sent again on another, up to
+// twice. One whose connection dies after it was sent fails with an error
+// and stores nothing partial, as one that a restart of the server
+// interrupts does; the next save takes another connection, with no new
+// Open. A connection whose server went without a word (a host or a network
+// that failed silently) looks alive: a save on it fails when the system
+// gives up on the connection or when the save's context is done, as it
+// would after a ping that passed, so give saves a deadline.
 package pgstore

@@ -19,8 +19,8 @@ import (
 // The tail of both append statements: given u, the log's row when the
 // guard matched, it inserts the events and the batch's key ($11, empty for
 // none: a key the log holds violates the key of nous_batches, and the
-// statement stores nothing), and notifies the log's watchers at commit.
-// Without a row in u it does nothing.
+// statement stores nothing). Without a row in u it does nothing. The log's
+// watchers are notified after it commits (see notifier).
 const appendTail = `
 e AS (
 	INSERT INTO nous_events (log_id, seq, type, created_at, body)
@@ -31,7 +31,7 @@ k AS (
 	INSERT INTO nous_batches (log_id, key, revision, head)
 	SELECT u.id, $11::text, $10, $4 FROM u WHERE $11::text <> ''
 )
-SELECT 1 FROM u, pg_notify('nous_log', u.id::text)`
+SELECT 1 FROM u`
 
 // appendNext appends to a stored log: $1 id, $2 incarnation, $3 the head
 // expected, $4 the head after, $5-$7 the events' types, times and bodies,
@@ -54,7 +54,8 @@ const appendFirst = `WITH u AS (
 	RETURNING id
 ),` + appendTail
 
-// Append implements [nous.Store]: one statement, one round trip.
+// Append implements [nous.Store]: one statement, one round trip; the
+// log's watchers are notified after it commits.
 func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err := s.usable(ctx); err != nil {
 		return err
@@ -95,18 +96,22 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err := nous.CheckKey(b.Key); err != nil {
 		return fmt.Errorf("pgstore: log %s: %w", id, err)
 	}
-	args := []any{id, b.Info.Incarnation, b.After, b.Info.Head, types, times,
-		raw(b.Events), b.State, b.Info.UpdatedAt, b.Info.Revision, b.Key}
+	// The IDs as pgtype.UUID and the bodies as a FlatArray, which pgx
+	// encodes directly: a uuid.UUID goes through its driver.Valuer (a
+	// string, then parsed), and a [][]byte through reflection.
+	args := []any{nullable(id), nullable(b.Info.Incarnation), b.After, b.Info.Head, types, times,
+		pgtype.FlatArray[[]byte](raw(b.Events)), b.State, b.Info.UpdatedAt, b.Info.Revision, b.Key}
 	sql := appendNext
 	if b.Info.Revision == 1 {
 		sql = appendFirst
 		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt, b.Info.Name, string(labels))
 	}
-	for try := 0; ; try++ {
+	for try, resent := 0, 0; ; {
 		var one int
 		err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
 		switch {
 		case err == nil:
+			s.notes.add(s, id)
 			return nil
 		case errors.Is(err, pgx.ErrNoRows): // no row matched the guard
 			return s.refusal(ctx, &b, nil)
@@ -114,6 +119,12 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			return s.nameConflict(ctx, &b)
 		case keyTaken(err):
 			return fmt.Errorf("pgstore: log %s: a batch with key %q is stored already: %w", id, b.Key, nous.ErrLanded)
+		case pgconn.SafeToRetry(err) && resent < resends && s.usable(ctx) == nil:
+			// Nothing was sent: the connection was found dead (reset by
+			// the server's side while it sat idle) at the first write. The
+			// pool has dropped it; the statement goes on another.
+			resent++
+			continue
 		case !serialization(err):
 			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, s.failed(ctx, err))
 		}
@@ -132,12 +143,17 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		case <-ctx.Done():
 			return fmt.Errorf("pgstore: log %s: save after seq %d: %w", id, b.After, ctxErr(ctx, err))
 		}
+		try++
 	}
 }
 
 // serializationRetries is how many times Append runs its statement again
 // after a serialization failure while the log is as the batch expects.
 const serializationRetries = 8
+
+// resends is how many times Append sends its statement again after an
+// error that pgconn.SafeToRetry says came before anything was sent.
+const resends = 2
 
 // serialization reports whether err is a serialization failure or a
 // deadlock the server broke: the statement did nothing, and may succeed
@@ -426,7 +442,7 @@ func (s *Store) listPage(ctx context.Context, query string, args []any) ([]nous.
 
 // Delete implements [nous.Store]. It deletes the log's row first, which
 // waits for a save of it in progress; then, with a snapshot taken after,
-// its events, that save's included; and it notifies the
+// its events, that save's included. Once that commits, it notifies the
 // log's watchers, which end.
 func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 	if err := s.usable(ctx); err != nil {
@@ -443,14 +459,12 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM nous_batches WHERE log_id = $1`, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify('nous_log', $1::text)`, id) // its watchers end
+		_, err = tx.Exec(ctx, `DELETE FROM nous_batches WHERE log_id = $1`, id)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: delete log %s: %w", id, s.failed(ctx, err))
 	}
+	s.notes.add(s, id) // its watchers end
 	return nil
 }

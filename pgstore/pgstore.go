@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -33,6 +35,7 @@ type Store struct {
 	ownPool bool
 	closed  atomic.Bool
 	hub     hub
+	notes   notifier
 	// custom is the query mode of List by labels, one in which the
 	// server plans it with its values each time. A statement the server
 	// keeps prepared (pgx's default mode) is run, after a few runs, with a
@@ -40,6 +43,9 @@ type Store struct {
 	// and filters each row's labels rather than read the GIN index of the
 	// labels; the unnamed statement, prepared anew each time, is not.
 	custom pgx.QueryExecMode
+	// pollEvery is how often the watchers' logs are read, whether they
+	// were notified or not.
+	pollEvery time.Duration
 }
 
 // usable returns an error wrapping [ErrClosed] after Close, and ctx's error
@@ -65,9 +71,16 @@ func (s *Store) failed(ctx context.Context, err error) error {
 // Open connects to the database dsn names (a URL or key=value DSN, as
 // pgxpool.ParseConfig reads it) with a pool of its own, which Close
 // closes, and creates the schema when it is absent or brings one of
-// version 1 to [SchemaVersion], as New does.
+// version 1 to [SchemaVersion], as New does. The pool pings a connection
+// before use only as [ShouldPing] says, so that a save after a pause is
+// one round trip.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	cfg.ShouldPing = ShouldPing
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
@@ -83,7 +96,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // New returns a Store on the caller's pool, which Close leaves open, and
 // creates the schema when it is absent or brings one of an earlier version
 // to [SchemaVersion] (see the package's Schema section); several processes
-// may do either at once, and it happens once.
+// may do either at once, and it happens once. A pool with pgx's default
+// ShouldPing pings every connection idle for more than a second before
+// use: set the pool's config's ShouldPing to [ShouldPing] for saves of
+// one round trip after a pause, as Open's pool does.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New with a nil pool")
@@ -92,7 +108,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		return nil, err
 	}
 	cfg := pool.Config().ConnConfig
-	s := &Store{pool: pool, custom: cfg.DefaultQueryExecMode}
+	s := &Store{pool: pool, custom: cfg.DefaultQueryExecMode, pollEvery: pollEvery}
 	if s.custom == pgx.QueryExecModeCacheStatement { // the other modes use no named statement
 		s.custom = pgx.QueryExecModeCacheDescribe
 		if cfg.DescriptionCacheCapacity <= 0 { // which that mode needs
@@ -100,15 +116,18 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		}
 	}
 	s.hub.init()
+	s.notes.init()
 	return s, nil
 }
 
 // Close ends every Watch (with an error wrapping [ErrClosed]), closes the
-// connection it listens on, and closes the pool if Open made it. It
-// never closes a pool given to New.
+// connection it listens on, sends the notifications of the last saves
+// (see the package's Watch section), and closes the pool if Open made
+// it. It never closes a pool given to New.
 func (s *Store) Close() {
 	s.closed.Store(true)
 	s.hub.close()
+	s.notes.close()
 	if s.ownPool {
 		s.pool.Close()
 	}
@@ -322,9 +341,21 @@ type hub struct {
 	gone    chan struct{} // closed by close: every watcher ends
 }
 
-// sub is one watcher: a hint to read again is a value in ch.
+// sub is one watcher: a hint to read again is a value in ch. It has
+// yielded the events up to seq seen of the log's incarnation (uuid.Nil
+// before its first read), which the hub's mutex guards.
 type sub struct {
-	ch chan struct{}
+	ch          chan struct{}
+	seen        int64
+	incarnation uuid.UUID
+}
+
+// hint makes w read again, unless a hint is already waiting.
+func (w *sub) hint() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
 }
 
 func (h *hub) init() {
@@ -355,10 +386,7 @@ func (h *hub) wake(id [16]byte, all bool) {
 			continue
 		}
 		for w := range subs {
-			select {
-			case w.ch <- struct{}{}:
-			default: // a hint is already waiting
-			}
+			w.hint()
 		}
 	}
 }
