@@ -70,6 +70,10 @@ var (
 	// nothing because of another writer's.
 	ErrLanded = fmt.Errorf("batch already stored (%w)", ErrConflict)
 
+	// ErrInvalidTool reports a tool definition a provider cannot take, or
+	// a Go type [SchemaOf] has no JSON Schema for; see [Tool.Validate].
+	ErrInvalidTool = errors.New("invalid tool definition")
+
 	// ErrInvalidKey reports a batch key a store cannot keep ([CheckKey]):
 	// Save stores nothing.
 	ErrInvalidKey = errors.New("invalid batch key")
