@@ -1,0 +1,59 @@
+// Package scripted is the HTTP side of the provider modules' scripted
+// models: a local server that answers each request with the next reply of
+// a script and keeps the bodies of the requests.
+package scripted
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+)
+
+// Server is a local HTTP server that answers the n-th request (from 0)
+// with answer(n, path), an HTTP status and a JSON body.
+type Server struct {
+	URL string
+
+	srv    *httptest.Server
+	answer func(n int, path string) (int, string)
+
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+// New starts a Server; Close stops it.
+func New(answer func(n int, path string) (int, string)) *Server {
+	s := &Server{answer: answer}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	n := len(s.bodies)
+	s.bodies = append(s.bodies, body)
+	s.mu.Unlock()
+	status, resp := s.answer(n, r.URL.Path)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, resp)
+}
+
+// Bodies returns the bodies of the requests so far, in order.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// Exhausted is the status and body of a request past the script's end.
+func Exhausted(n int) (int, string) {
+	return http.StatusInternalServerError, fmt.Sprintf(`{"error":{"message":"the script has %d replies; this is request %d","type":"script_exhausted"}}`, n, n+1)
+}

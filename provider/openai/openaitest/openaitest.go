@@ -1,0 +1,141 @@
+// Package openaitest is a scripted model for tests of agents on OpenAI's
+// APIs through openai-go: a local server that answers each request, Chat
+// Completions or Responses, with the next [Reply] of a script, and keeps
+// what was sent. No network, no key:
+//
+//	model := openaitest.NewServer(openaitest.Reply{ToolCalls: ...}, openaitest.Reply{Text: "18°C"})
+//	defer model.Close()
+//	client := model.Client()
+//	// ... the agent's loop, then model.Requests() for what it sent
+package openaitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/scripted"
+)
+
+// Reply is one answer of the scripted model.
+type Reply struct {
+	Text string
+	// Reasoning, for the Responses API, is the summary of a reasoning item
+	// before the answer, with an encrypted content as Store false asks
+	// for; Chat Completions sends none.
+	Reasoning string
+	// ToolCalls are the calls the model makes (their IDs, names and
+	// arguments, sent as they are).
+	ToolCalls []nous.ToolCall
+	// Usage is the tokens the reply reports: InputTokens, OutputTokens,
+	// CacheReadInputTokens, ReasoningTokens.
+	Usage nous.Usage
+	// Status, when not 0, answers with that HTTP status and an error of
+	// the API carrying Error instead (429, 500, ...).
+	Status int
+	Error  string
+}
+
+// Server is the scripted model.
+type Server struct {
+	replies []Reply
+	srv     *scripted.Server
+}
+
+// NewServer starts a scripted model that answers the n-th request with
+// replies[n], and a request past the last with an HTTP 500. Close stops
+// it.
+func NewServer(replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	s.srv = scripted.New(s.answer)
+	return s
+}
+
+// URL is the server's base URL, for option.WithBaseURL.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Client returns an openai-go client of the server: its base URL, a key,
+// no retries (a scripted error comes back at once), and opts after.
+func (s *Server) Client(opts ...option.RequestOption) openai.Client {
+	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(s.srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)}, opts...)...)
+}
+
+// Requests returns the JSON bodies of the requests so far, in order.
+func (s *Server) Requests() [][]byte { return s.srv.Bodies() }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+func (s *Server) answer(n int, path string) (int, string) {
+	if n >= len(s.replies) {
+		return scripted.Exhausted(len(s.replies))
+	}
+	r := s.replies[n]
+	if r.Status != 0 {
+		return r.Status, errorBody(r)
+	}
+	if strings.HasSuffix(path, "/responses") {
+		return http.StatusOK, responsesBody(n, &r)
+	}
+	return http.StatusOK, chatBody(n, &r)
+}
+
+func errorBody(r Reply) string {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": r.Error, "type": "scripted_error", "code": fmt.Sprint(r.Status)}})
+	return string(b)
+}
+
+func chatBody(n int, r *Reply) string {
+	msg := map[string]any{"role": "assistant", "content": nil, "refusal": nil}
+	if r.Text != "" {
+		msg["content"] = r.Text
+	}
+	finish := "stop"
+	if len(r.ToolCalls) > 0 {
+		finish = "tool_calls"
+		var calls []any
+		for _, tc := range r.ToolCalls {
+			calls = append(calls, map[string]any{"id": tc.ID, "type": "function",
+				"function": map[string]any{"name": tc.Name, "arguments": string(tc.Arguments)}})
+		}
+		msg["tool_calls"] = calls
+	}
+	u := r.Usage
+	b, _ := json.Marshal(map[string]any{
+		"id": fmt.Sprint("chatcmpl-", n+1), "object": "chat.completion", "created": n + 1, "model": "scripted",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+		"usage": map[string]any{"prompt_tokens": u.InputTokens, "completion_tokens": u.OutputTokens, "total_tokens": u.InputTokens + u.OutputTokens,
+			"prompt_tokens_details":     map[string]any{"cached_tokens": u.CacheReadInputTokens},
+			"completion_tokens_details": map[string]any{"reasoning_tokens": u.ReasoningTokens}},
+	})
+	return string(b)
+}
+
+func responsesBody(n int, r *Reply) string {
+	var output []any
+	if r.Reasoning != "" {
+		output = append(output, map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n+1),
+			"summary": []any{map[string]any{"type": "summary_text", "text": r.Reasoning}}, "encrypted_content": fmt.Sprintf("scripted-%d", n+1)})
+	}
+	if r.Text != "" {
+		output = append(output, map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n+1), "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}})
+	}
+	for i, tc := range r.ToolCalls {
+		output = append(output, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d_%d", n+1, i+1), "call_id": tc.ID,
+			"name": tc.Name, "arguments": string(tc.Arguments), "status": "completed"})
+	}
+	u := r.Usage
+	b, _ := json.Marshal(map[string]any{
+		"id": fmt.Sprint("resp_", n+1), "object": "response", "created_at": n + 1, "model": "scripted", "status": "completed", "output": output,
+		"usage": map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "total_tokens": u.InputTokens + u.OutputTokens,
+			"input_tokens_details":  map[string]any{"cached_tokens": u.CacheReadInputTokens},
+			"output_tokens_details": map[string]any{"reasoning_tokens": u.ReasoningTokens}},
+	})
+	return string(b)
+}
