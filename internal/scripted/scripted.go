@@ -53,7 +53,8 @@ func (s *Server) Bodies() [][]byte {
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
 
-// Exhausted is the status and body of a request past the script's end.
-func Exhausted(n int) (int, string) {
-	return http.StatusInternalServerError, fmt.Sprintf(`{"error":{"message":"the script has %d replies; this is request %d","type":"script_exhausted"}}`, n, n+1)
+// Exhausted is the message of a request past the end of a script of n
+// replies, which a server answers with an HTTP 500.
+func Exhausted(n int) string {
+	return fmt.Sprintf("the script has %d replies; this is request %d", n, n+1)
 }

@@ -74,10 +74,10 @@ func (s *Server) Requests() [][]byte { return s.srv.Bodies() }
 func (s *Server) Close() { s.srv.Close() }
 
 func (s *Server) answer(n int, _ string) (int, string) {
-	if n >= len(s.replies) {
-		return scripted.Exhausted(len(s.replies))
+	r := Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(s.replies))}
+	if n < len(s.replies) {
+		r = s.replies[n]
 	}
-	r := s.replies[n]
 	if r.Status != 0 {
 		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "scripted_error", "message": r.Error}})
 		return r.Status, string(b)

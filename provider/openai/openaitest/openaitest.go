@@ -73,7 +73,7 @@ func (s *Server) Close() { s.srv.Close() }
 
 func (s *Server) answer(n int, path string) (int, string) {
 	if n >= len(s.replies) {
-		return scripted.Exhausted(len(s.replies))
+		return http.StatusInternalServerError, errorBody(Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(s.replies))})
 	}
 	r := s.replies[n]
 	if r.Status != 0 {

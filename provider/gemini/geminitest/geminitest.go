@@ -1,0 +1,112 @@
+// Package geminitest is a scripted model for tests of agents on Gemini's
+// GenerateContent through google.golang.org/genai: a local server that
+// answers each request with the next [Reply] of a script, and keeps what
+// was sent. No network, no key:
+//
+//	model := geminitest.NewServer(geminitest.Reply{ToolCalls: ...}, geminitest.Reply{Text: "18°C"})
+//	defer model.Close()
+//	client, err := model.Client(ctx)
+//	// ... the agent's loop, then model.Requests() for what it sent
+package geminitest
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"google.golang.org/genai"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/scripted"
+)
+
+// Reply is one answer of the scripted model.
+type Reply struct {
+	Text string
+	// Thought, when set, is a thought summary part before the answer.
+	Thought string
+	// ToolCalls are the function calls the model makes (their IDs, names
+	// and arguments as they are; no arguments is {}), the first one with
+	// a thought signature of the script's, as Gemini signs a step's first
+	// call.
+	ToolCalls []nous.ToolCall
+	// Usage is the tokens the reply reports: InputTokens (of which
+	// CacheReadInputTokens), OutputTokens (of which ReasoningTokens are
+	// sent apart, as thoughts, as the API does).
+	Usage nous.Usage
+	// Status, when not 0, answers with that HTTP status and an error of
+	// the API carrying Error instead (429, 503, ...).
+	Status int
+	Error  string
+}
+
+// Server is the scripted model.
+type Server struct {
+	replies []Reply
+	srv     *scripted.Server
+}
+
+// NewServer starts a scripted model that answers the n-th request with
+// replies[n], and a request past the last with an HTTP 500. Close stops
+// it.
+func NewServer(replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	s.srv = scripted.New(s.answer)
+	return s
+}
+
+// URL is the server's base URL, for genai.HTTPOptions.BaseURL.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Client returns a genai client of the server, on the Gemini API backend,
+// with a key.
+func (s *Server) Client(ctx context.Context) (*genai.Client, error) {
+	return genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: s.srv.URL}})
+}
+
+// Requests returns the JSON bodies of the requests so far, in order.
+func (s *Server) Requests() [][]byte { return s.srv.Bodies() }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+func (s *Server) answer(n int, _ string) (int, string) {
+	r := Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(s.replies))}
+	if n < len(s.replies) {
+		r = s.replies[n]
+	}
+	if r.Status != 0 {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": r.Status, "message": r.Error, "status": "SCRIPTED"}})
+		return r.Status, string(b)
+	}
+	var parts []any
+	if r.Thought != "" {
+		parts = append(parts, map[string]any{"text": r.Thought, "thought": true})
+	}
+	if r.Text != "" {
+		parts = append(parts, map[string]any{"text": r.Text})
+	}
+	for i, tc := range r.ToolCalls {
+		args := json.RawMessage(tc.Arguments)
+		if len(args) == 0 || !json.Valid(args) {
+			args = json.RawMessage(`{}`)
+		}
+		part := map[string]any{"functionCall": map[string]any{"id": tc.ID, "name": tc.Name, "args": args}}
+		if i == 0 {
+			part["thoughtSignature"] = base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "scripted-signature-%d", n+1))
+		}
+		parts = append(parts, part)
+	}
+	if parts == nil {
+		parts = []any{}
+	}
+	u := r.Usage
+	b, _ := json.Marshal(map[string]any{
+		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP"}},
+		"usageMetadata": map[string]any{"promptTokenCount": u.InputTokens, "candidatesTokenCount": u.OutputTokens - u.ReasoningTokens,
+			"thoughtsTokenCount": u.ReasoningTokens, "cachedContentTokenCount": u.CacheReadInputTokens},
+	})
+	return http.StatusOK, string(b)
+}
