@@ -12,10 +12,9 @@ import (
 )
 
 // Server is a local HTTP server that answers the n-th request (from 0)
-// with answer(n, path), an HTTP status and a JSON body.
+// with answer(n, path), an HTTP status and a JSON body. A provider's
+// scripted model embeds it: its URL, Requests and Close are the model's.
 type Server struct {
-	URL string
-
 	srv    *httptest.Server
 	answer func(n int, path string) (int, string)
 
@@ -27,7 +26,6 @@ type Server struct {
 func New(answer func(n int, path string) (int, string)) *Server {
 	s := &Server{answer: answer}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
 	return s
 }
 
@@ -43,8 +41,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, resp)
 }
 
-// Bodies returns the bodies of the requests so far, in order.
-func (s *Server) Bodies() [][]byte {
+// URL is the server's base URL, for the SDK's client.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Requests returns the JSON bodies of the requests so far, in order.
+func (s *Server) Requests() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([][]byte(nil), s.bodies...)

@@ -43,10 +43,11 @@ type Reply struct {
 	Error  string
 }
 
-// Server is the scripted model.
+// Server is the scripted model: URL is its base URL, Requests the JSON
+// bodies of the requests so far, in order, and Close stops it.
 type Server struct {
+	*scripted.Server
 	replies []Reply
-	srv     *scripted.Server
 }
 
 // NewServer starts a scripted model that answers the n-th request with
@@ -54,24 +55,15 @@ type Server struct {
 // it.
 func NewServer(replies ...Reply) *Server {
 	s := &Server{replies: replies}
-	s.srv = scripted.New(s.answer)
+	s.Server = scripted.New(s.answer)
 	return s
 }
-
-// URL is the server's base URL, for option.WithBaseURL.
-func (s *Server) URL() string { return s.srv.URL }
 
 // Client returns an anthropic-sdk-go client of the server: its base URL,
 // a key, no retries (a scripted error comes back at once), and opts after.
 func (s *Server) Client(opts ...option.RequestOption) anthropic.Client {
-	return anthropic.NewClient(append([]option.RequestOption{option.WithBaseURL(s.srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)}, opts...)...)
+	return anthropic.NewClient(append([]option.RequestOption{option.WithBaseURL(s.URL()), option.WithAPIKey("test"), option.WithMaxRetries(0)}, opts...)...)
 }
-
-// Requests returns the JSON bodies of the requests so far, in order.
-func (s *Server) Requests() [][]byte { return s.srv.Bodies() }
-
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
 
 func (s *Server) answer(n int, _ string) (int, string) {
 	r := Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(s.replies))}

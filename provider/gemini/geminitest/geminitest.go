@@ -42,10 +42,11 @@ type Reply struct {
 	Error  string
 }
 
-// Server is the scripted model.
+// Server is the scripted model: URL is its base URL, Requests the JSON
+// bodies of the requests so far, in order, and Close stops it.
 type Server struct {
+	*scripted.Server
 	replies []Reply
-	srv     *scripted.Server
 }
 
 // NewServer starts a scripted model that answers the n-th request with
@@ -53,24 +54,15 @@ type Server struct {
 // it.
 func NewServer(replies ...Reply) *Server {
 	s := &Server{replies: replies}
-	s.srv = scripted.New(s.answer)
+	s.Server = scripted.New(s.answer)
 	return s
 }
-
-// URL is the server's base URL, for genai.HTTPOptions.BaseURL.
-func (s *Server) URL() string { return s.srv.URL }
 
 // Client returns a genai client of the server, on the Gemini API backend,
 // with a key.
 func (s *Server) Client(ctx context.Context) (*genai.Client, error) {
-	return genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: s.srv.URL}})
+	return genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: s.URL()}})
 }
-
-// Requests returns the JSON bodies of the requests so far, in order.
-func (s *Server) Requests() [][]byte { return s.srv.Bodies() }
-
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
 
 func (s *Server) answer(n int, _ string) (int, string) {
 	r := Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(s.replies))}
