@@ -108,3 +108,61 @@ func TestSaveDoesNotHoldTheStore(t *testing.T) {
 		t.Fatalf("stored %d messages, want the slow save's 2", got.Len())
 	}
 }
+
+// A store closed while one of its saves waits on its fsync: the save
+// finishes, durable, with no panic, and the store opened again holds it.
+func TestCloseDuringASave(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, fs := openRecorded(t, dir)
+	c := nous.NewContext()
+	saveTurns(t, s, c, "one")
+	inSync, proceed := make(chan struct{}), make(chan struct{})
+	let := sync.OnceFunc(func() { close(proceed) })
+	defer let()
+	name := c.Log().ID().String() + suffix
+	fs.mu.Lock()
+	fs.onSync = func(n string) {
+		if n == name {
+			close(inSync)
+			<-proceed
+		}
+	}
+	fs.mu.Unlock()
+	if err := c.AddMessage(nous.UserMessage("two")); err != nil {
+		t.Fatal(err)
+	}
+	watch, stop := context.WithCancel(ctx)
+	defer stop()
+	watched := make(chan error, 1)
+	go func() {
+		for _, err := range s.Watch(watch, c.Log().ID(), 1) {
+			if err != nil {
+				watched <- err
+				return
+			}
+		}
+	}()
+	saved := make(chan error, 1)
+	go func() { saved <- c.Save(ctx, s) }()
+	<-inSync
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	let()
+	if err := <-saved; err != nil {
+		t.Fatalf("a save whose store closed as it fsynced: %v", err)
+	}
+	if err := <-watched; err == nil {
+		t.Fatal("a watch of a closed store ended without an error")
+	}
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	got, err := nous.Load(ctx, again, c.Log().ID())
+	if err != nil || got.Len() != 2 {
+		t.Fatalf("after the reopen: %v, %v", got, err)
+	}
+}

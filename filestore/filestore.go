@@ -286,8 +286,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	for _, ch := range s.changed {
+	for id, ch := range s.changed { // gone, so that a save finishing after Close notifies no one twice
 		close(ch)
+		delete(s.changed, id)
 	}
 	for _, e := range s.logs {
 		e.release()
