@@ -456,6 +456,13 @@ func (s *Store) used(id uuid.UUID) {
 	for s.recent.Len() > 1 && (s.recent.Len() > s.opts.cacheLogs || s.cached > s.opts.cacheBytes) {
 		old := s.recent.Front().Value.(uuid.UUID)
 		e := s.logs[old]
+		if e.writing { // a save writes it: it stays until the save is done, so that a failed write poisons it
+			s.recent.MoveToBack(s.elems[old])
+			if s.recent.Front().Value.(uuid.UUID) == old || s.logs[s.recent.Front().Value.(uuid.UUID)].writing {
+				break
+			}
+			continue
+		}
 		s.forget(old, e)
 		e.release()
 		delete(s.logs, old)
@@ -521,8 +528,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		s.mu.Unlock()
 		return err
 	}
+	err = exists(id, e, err, &b) // under s.mu: it reads e
 	s.mu.Unlock()
-	if err := exists(id, e, err, &b); err != nil {
+	if err != nil {
 		return err
 	}
 	release, err := s.acquire(ctx, id)
