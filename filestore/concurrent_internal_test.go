@@ -166,3 +166,79 @@ func TestCloseDuringASave(t *testing.T) {
 		t.Fatalf("after the reopen: %v, %v", got, err)
 	}
 }
+
+// A log being written stays in a full cache: another log's save does not
+// push it out, so a read meanwhile sees the log as it was, not a frame
+// before its fsync, and a write that fails poisons the entry readers use.
+func TestCacheKeepsALogBeingWritten(t *testing.T) {
+	ctx := context.Background()
+	s, fs := openRecorded(t, t.TempDir(), WithCacheLimit(1, 1<<20))
+	defer s.Close()
+	a, b := nous.NewContext(), nous.NewContext()
+	saveTurns(t, s, a, "one")
+	saveTurns(t, s, b, "one")
+	inSync, proceed := make(chan struct{}), make(chan struct{})
+	let := sync.OnceFunc(func() { close(proceed) })
+	defer let()
+	name := a.Log().ID().String() + suffix
+	injected := errors.New("injected fsync failure")
+	fs.mu.Lock()
+	fs.onSync = func(n string) {
+		if n == name {
+			close(inSync)
+			<-proceed
+			fs.mu.Lock()
+			fs.fail, fs.err = "sync", injected
+			fs.mu.Unlock()
+		}
+	}
+	fs.mu.Unlock()
+	if err := a.AddMessage(nous.UserMessage("two")); err != nil {
+		t.Fatal(err)
+	}
+	saved := make(chan error, 1)
+	go func() { saved <- a.Save(ctx, s) }()
+	<-inSync
+	saveTurns(t, s, b, "two") // the cache holds one log: b's save would push a out
+	if st, err := s.Read(ctx, a.Log().ID(), 0); err != nil || st.Info.Head != 1 {
+		t.Fatalf("a read of the log being written: head %d, %v; want 1, the frame not fsynced unseen", st.Info.Head, err)
+	}
+	let()
+	if err := <-saved; !errors.Is(err, injected) {
+		t.Fatalf("the save whose fsync fails: %v", err)
+	}
+	fs.failing("", nil)
+	if _, err := s.Read(ctx, a.Log().ID(), 0); err == nil {
+		t.Fatal("a log whose fsync failed reads as healthy")
+	}
+}
+
+// A first batch of a log that exists, racing the log's saves, is refused
+// with the log's head read under the store's mutex (run with -race).
+func TestFirstBatchOfAnExistingLogRacesItsSaves(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openRecorded(t, t.TempDir(), WithoutSync())
+	defer s.Close()
+	c := nous.NewContext()
+	saveTurns(t, s, c, "one")
+	st, err := s.Read(ctx, c.Log().ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := nous.Batch{Info: st.Info, State: st.State}
+	first.Info.Revision, first.Info.Head = 1, 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			if err := s.Append(ctx, first); !errors.Is(err, nous.ErrConflict) {
+				t.Errorf("a first batch of a log that exists: %v", err)
+				return
+			}
+		}
+	}()
+	for i := range 100 {
+		saveTurns(t, s, c, fmt.Sprint("turn ", i))
+	}
+	<-done
+}

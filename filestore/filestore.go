@@ -437,8 +437,8 @@ func (s *Store) drop(id uuid.UUID) {
 
 // used marks log id, in s.logs, the most recently used, counts what it
 // holds, and forgets the least recently used logs past the cache's bounds
-// (but id). A log whose write failed is not counted: it stays apart, until
-// Open again. s.mu is held.
+// (but id, and logs being written). A log whose write failed is not
+// counted: it stays apart, until Open again. s.mu is held.
 func (s *Store) used(id uuid.UUID) {
 	e := s.logs[id]
 	if e == nil || e.poisoned != nil {
@@ -453,19 +453,17 @@ func (s *Store) used(id uuid.UUID) {
 	} else {
 		s.elems[id] = s.recent.PushBack(id)
 	}
-	for s.recent.Len() > 1 && (s.recent.Len() > s.opts.cacheLogs || s.cached > s.opts.cacheBytes) {
-		old := s.recent.Front().Value.(uuid.UUID)
-		e := s.logs[old]
-		if e.writing { // a save writes it: it stays until the save is done, so that a failed write poisons it
-			s.recent.MoveToBack(s.elems[old])
-			if s.recent.Front().Value.(uuid.UUID) == old || s.logs[s.recent.Front().Value.(uuid.UUID)].writing {
-				break
-			}
-			continue
+	// The least recently used go first, but id, and a log a save writes:
+	// it stays until the save is done, so that a failed write poisons the
+	// entry readers use.
+	for el := s.recent.Front(); el != nil && (s.recent.Len() > s.opts.cacheLogs || s.cached > s.opts.cacheBytes); {
+		old, next := el.Value.(uuid.UUID), el.Next()
+		if e := s.logs[old]; old != id && !e.writing {
+			s.forget(old, e)
+			e.release()
+			delete(s.logs, old)
 		}
-		s.forget(old, e)
-		e.release()
-		delete(s.logs, old)
+		el = next
 	}
 }
 

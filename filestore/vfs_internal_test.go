@@ -19,7 +19,7 @@ type testFS struct {
 	ops     []string          // "write NAME", "sync NAME", "rename FROM TO", "syncdir", in order
 	written map[string]int    // bytes written to each file, by base name
 	synced  map[string]int    // of those, bytes an fsync covered
-	onSync  func(name string) // when set, called before each fsync of a file
+	onSync  func(name string) // when set, called before each fsync of a file (and before its failure is read)
 }
 
 func newTestFS() *testFS { return &testFS{written: map[string]int{}, synced: map[string]int{}} }
@@ -157,11 +157,14 @@ func (f *recordedFile) record(n int) {
 
 func (f *recordedFile) Sync() error {
 	f.fs.mu.Lock()
-	fail, ferr, hook := f.fs.fail, f.fs.err, f.fs.onSync
+	hook := f.fs.onSync
 	f.fs.mu.Unlock()
 	if hook != nil {
-		hook(f.name)
+		hook(f.name) // it may make this fsync fail
 	}
+	f.fs.mu.Lock()
+	fail, ferr := f.fs.fail, f.fs.err
+	f.fs.mu.Unlock()
 	if fail == "sync" {
 		return ferr
 	}
