@@ -281,14 +281,17 @@ func (r *row) logInfo() (nous.LogInfo, error) {
 }
 
 // readLog reads a log's row, its events after $2 and the marks of its
-// batches whose head is $2 or after, in one statement and so one
-// snapshot.
+// batches whose head is $2 or after (one read of them, three arrays), in
+// one statement and so one snapshot.
 const readLog = `SELECT ` + infoColumns + `, l.state,
 	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq),
-	ARRAY(SELECT b.key FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2 ORDER BY b.revision),
-	ARRAY(SELECT b.revision FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2 ORDER BY b.revision),
-	ARRAY(SELECT b.head FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2 ORDER BY b.revision)
+	coalesce(m.keys, '{}'), coalesce(m.revisions, '{}'), coalesce(m.heads, '{}')
 FROM nous_logs l
+LEFT JOIN LATERAL (
+	SELECT array_agg(b.key ORDER BY b.revision) AS keys, array_agg(b.revision ORDER BY b.revision) AS revisions,
+		array_agg(b.head ORDER BY b.revision) AS heads
+	FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2
+) m ON true
 WHERE l.id = $1`
 
 // Read implements [nous.Store].
