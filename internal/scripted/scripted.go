@@ -12,18 +12,19 @@ import (
 )
 
 // Server is a local HTTP server that answers the n-th request (from 0)
-// with answer(n, path), an HTTP status and a JSON body. A provider's
+// with answer(n, path, body), an HTTP status and a JSON body; body is the
+// request's. A provider's
 // scripted model embeds it: its URL, Requests and Close are the model's.
 type Server struct {
 	srv    *httptest.Server
-	answer func(n int, path string) (int, string)
+	answer func(n int, path string, body []byte) (int, string)
 
 	mu     sync.Mutex
 	bodies [][]byte
 }
 
 // New starts a Server; Close stops it.
-func New(answer func(n int, path string) (int, string)) *Server {
+func New(answer func(n int, path string, body []byte) (int, string)) *Server {
 	s := &Server{answer: answer}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -35,7 +36,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	n := len(s.bodies)
 	s.bodies = append(s.bodies, body)
 	s.mu.Unlock()
-	status, resp := s.answer(n, r.URL.Path)
+	status, resp := s.answer(n, r.URL.Path, body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	io.WriteString(w, resp)

@@ -88,3 +88,43 @@ func TestServer(t *testing.T) {
 		t.Fatalf("%d requests kept, want 3", n)
 	}
 }
+
+// A model that answers from what it is sent: each reply counts the
+// messages of its request, and n counts the requests.
+func TestServerFunc(t *testing.T) {
+	var ns []int
+	model := anthropictest.NewServerFunc(func(n int, request []byte) anthropictest.Reply {
+		ns = append(ns, n)
+		var req struct{ Messages []json.RawMessage }
+		if err := json.Unmarshal(request, &req); err != nil {
+			return anthropictest.Reply{Status: 400, Error: err.Error()}
+		}
+		return anthropictest.Reply{Text: fmt.Sprint(len(req.Messages), " messages")}
+	})
+	defer model.Close()
+	client, ctx := model.Client(), context.Background()
+	c := nous.NewContext()
+	for _, want := range []string{"1 messages", "3 messages"} {
+		if err := c.AddMessage(nous.UserMessage("hi")); err != nil {
+			t.Fatal(err)
+		}
+		params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 64}
+		if err := nousanthropic.Fill(&params, c); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Messages.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := nousanthropic.Message(resp)
+		if err != nil || m.Text() != want {
+			t.Fatalf("got %q, %v; want %q", m.Text(), err, want)
+		}
+		if err := c.AddMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(ns) != "[0 1]" || len(model.Requests()) != 2 {
+		t.Fatalf("n was %v, %d requests kept", ns, len(model.Requests()))
+	}
+}

@@ -46,14 +46,29 @@ type Reply struct {
 // bodies of the requests so far, in order, and Close stops it.
 type Server struct {
 	*scripted.Server
-	replies []Reply
+	reply func(n int, request []byte) Reply
 }
 
 // NewServer starts a scripted model that answers the n-th request with
 // replies[n], and a request past the last with an HTTP 500. Close stops
 // it.
 func NewServer(replies ...Reply) *Server {
-	s := &Server{replies: replies}
+	return NewServerFunc(func(n int, _ []byte) Reply {
+		if n >= len(replies) {
+			return Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(replies))}
+		}
+		return replies[n]
+	})
+}
+
+// NewServerFunc starts a model that answers each request with reply(n,
+// request): n counts the requests from 0, and request is the JSON body
+// the SDK sent. It is the model of a loop whose requests a script cannot
+// foresee: a session resumed from disk, a compaction that depends on the
+// view's size. reply runs on the server's goroutines, one request at a
+// time for a client that waits for each answer. Close stops it.
+func NewServerFunc(reply func(n int, request []byte) Reply) *Server {
+	s := &Server{reply: reply}
 	s.Server = scripted.New(s.answer)
 	return s
 }
@@ -64,11 +79,8 @@ func (s *Server) Client(ctx context.Context) (*genai.Client, error) {
 	return genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: s.URL()}})
 }
 
-func (s *Server) answer(n int, _ string) (int, string) {
-	r := Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(s.replies))}
-	if n < len(s.replies) {
-		r = s.replies[n]
-	}
+func (s *Server) answer(n int, _ string, request []byte) (int, string) {
+	r := s.reply(n, request)
 	if r.Status != 0 {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": r.Status, "message": r.Error, "status": "SCRIPTED"}})
 		return r.Status, string(b)

@@ -92,3 +92,47 @@ func TestServer(t *testing.T) {
 		t.Fatalf("%d requests kept, want 3", n)
 	}
 }
+
+// A model that answers from what it is sent: each reply counts the
+// contents of its request, and n counts the requests.
+func TestServerFunc(t *testing.T) {
+	var ns []int
+	model := geminitest.NewServerFunc(func(n int, request []byte) geminitest.Reply {
+		ns = append(ns, n)
+		var req struct{ Contents []json.RawMessage }
+		if err := json.Unmarshal(request, &req); err != nil {
+			return geminitest.Reply{Status: 400, Error: err.Error()}
+		}
+		return geminitest.Reply{Text: fmt.Sprint(len(req.Contents), " contents")}
+	})
+	defer model.Close()
+	ctx := context.Background()
+	client, err := model.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nous.NewContext()
+	for _, want := range []string{"1 contents", "3 contents"} {
+		if err := c.AddMessage(nous.UserMessage("hi")); err != nil {
+			t.Fatal(err)
+		}
+		params := nousgemini.Params{Model: "gemini-test", Config: &genai.GenerateContentConfig{}}
+		if err := nousgemini.Fill(&params, c); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := nousgemini.Message(resp)
+		if err != nil || m.Text() != want {
+			t.Fatalf("got %q, %v; want %q", m.Text(), err, want)
+		}
+		if err := c.AddMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(ns) != "[0 1]" || len(model.Requests()) != 2 {
+		t.Fatalf("n was %v, %d requests kept", ns, len(model.Requests()))
+	}
+}
