@@ -422,7 +422,7 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 	k.indexPrunes()
 	best, ok := k.choose(budget)
 	if !ok {
-		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: %w", k.total, k.reserve, budget, k.overBudget())
+		return p, fmt.Errorf("nous: compact %d tokens (with a reserve of %d) into %d: %w", k.total, k.reserve, budget, k.overBudget(budget))
 	}
 	k.prunes = k.listPrunes()
 	off := c.overlayOffset()
@@ -480,12 +480,17 @@ func (k *compaction) choose(budget int) (cut, bool) {
 }
 
 // overBudget returns the error of a view whose smallest valid view (see
-// search) does not fit: it names the largest message that must be kept,
-// its view index, role and count, and what may help, and wraps
-// [ErrOverBudget].
-func (k *compaction) overBudget() error {
+// search) does not fit into budget: it names the largest message that must
+// be kept, its view index, role and count, and what may help, or, when
+// what must be kept fits but not beside the summary reserve, says so; and
+// it wraps [ErrOverBudget].
+func (k *compaction) overBudget(budget int) error {
 	c := k.c
 	_, _, keep := k.search(0)
+	if keep.hi > keep.lo && k.summaryReserve > 0 && keep.after-k.summaryReserve <= budget {
+		return fmt.Errorf("what must be kept fits, but not beside the %d tokens reserved for the summary; a smaller WithSummaryReserve or a larger budget may help: %w",
+			k.summaryReserve, ErrOverBudget)
+	}
 	largest, most := -1, -1
 	for _, r := range [2][2]int{{0, k.lead}, {max(keep.hi, k.lead), len(c.view.entries)}} {
 		for i := r[0]; i < r[1]; i++ {

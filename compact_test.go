@@ -457,3 +457,21 @@ func TestCompactOverBudgetNamesLargestKept(t *testing.T) {
 		t.Errorf("%v: the options given are no help to name", err)
 	}
 }
+
+// A view whose kept part fits but not beside the summary reserve is told
+// so, rather than sent to look for a large message that is not there.
+func TestCompactOverBudgetNamesTheSummaryReserve(t *testing.T) {
+	c := turns(t, 4)
+	p, err := c.PlanCompaction(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := p.TokensBefore
+	_, err = c.PlanCompaction(total - 1)
+	if !errors.Is(err, nous.ErrOverBudget) || !strings.Contains(err.Error(), fmt.Sprintf("the %d tokens reserved for the summary", nous.DefaultSummaryReserve)) {
+		t.Fatalf("budget %d of %d with the default summary reserve: %v", total-1, total, err)
+	}
+	if _, err := c.PlanCompaction(total-1, nous.WithSummaryReserve(1)); err != nil {
+		t.Fatalf("with a reserve of 1: %v", err)
+	}
+}

@@ -25,7 +25,7 @@ func (c *Context) ViewWithin(budget int, opts ...CompactOption) ([]Message, erro
 		}
 	}
 	_, _, fallback := k.search(budget)
-	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: %w", budget, k.overBudget())
+	return k.viewWithMarker(fallback), fmt.Errorf("nous: view within %d tokens: %w", budget, k.overBudget(budget))
 }
 
 // within returns the cut whose view, with its marker, fits goal. A plan

@@ -36,16 +36,11 @@ func Example() {
 	c := nous.NewContext()
 	c.AddMessage(nous.UserMessage("Weather in Paris?"))
 	for {
-		params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}
-		nousanthropic.Fill(&params, c)
-		resp, err := client.Messages.New(ctx, params)
+		m, err := nousanthropic.Send(ctx, client, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}, c)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		m, usage, _ := nousanthropic.Message(resp)
-		c.AddMessage(m)
-		c.AddUsage(usage)
 		if len(m.ToolCalls) == 0 {
 			break
 		}

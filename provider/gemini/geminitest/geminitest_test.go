@@ -37,16 +37,11 @@ func Example() {
 	c := nous.NewContext()
 	c.AddMessage(nous.UserMessage("Weather in Paris?"))
 	for {
-		params := nousgemini.Params{Model: "gemini-test", Config: &genai.GenerateContentConfig{}}
-		nousgemini.Fill(&params, c)
-		resp, err := client.Models.GenerateContent(ctx, params.Model, params.Contents, params.Config)
+		m, err := nousgemini.Send(ctx, client, nousgemini.Params{Model: "gemini-test"}, c)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		m, usage, _ := nousgemini.Message(resp)
-		c.AddMessage(m)
-		c.AddUsage(usage)
 		if len(m.ToolCalls) == 0 {
 			break
 		}

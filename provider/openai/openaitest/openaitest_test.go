@@ -37,16 +37,11 @@ func Example() {
 	c := nous.NewContext()
 	c.AddMessage(nous.UserMessage("Weather in Paris?"))
 	for {
-		params := openai.ChatCompletionNewParams{Model: "gpt-test"}
-		nousopenai.FillChat(&params, c)
-		resp, err := client.Chat.Completions.New(ctx, params)
+		m, err := nousopenai.SendChat(ctx, client, openai.ChatCompletionNewParams{Model: "gpt-test"}, c)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		m, usage, _ := nousopenai.ChatMessage(resp)
-		c.AddMessage(m)
-		c.AddUsage(usage)
 		if len(m.ToolCalls) == 0 {
 			break
 		}
