@@ -1,8 +1,9 @@
-// Command quickstart runs a scripted agent loop against a fake model, to show
-// the pieces of nous working together: messages that become events, a tool
-// that returns a ContextUpdate, compaction that replaces without deleting, the
-// system-prompt overlay, the log behind the transcript, and a session kept in
-// the embedded file store, which a second run resumes.
+// Command quickstart is the agent to copy: a tool loop on OpenAI's Chat
+// Completions through openai-go, with parallel tool calls, compaction by
+// the model's own summary, and a session kept in a file store by name, so
+// that a second run resumes the first's. Its model is a local fake
+// (openaitest), so it runs with no network and no key; a real agent makes
+// its client with openai.NewClient() instead, and the rest stays as it is.
 package main
 
 import (
@@ -10,202 +11,198 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/filestore"
+	nousopenai "github.com/nous-go/nous/provider/openai"
+	"github.com/nous-go/nous/provider/openai/openaitest"
 )
 
 func main() {
-	dir := flag.String("dir", filepath.Join(os.TempDir(), "nous-quickstart"), "the directory of the file store that keeps the session")
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "nous-quickstart"), "the file store's directory")
 	flag.Parse()
-	store, err := filestore.Open(*dir)
-	check(err)
-	defer store.Close()
-	if resume(store, *dir) {
-		return
-	}
-
-	c := nous.NewContext(
-		nous.WithSystemPrompt("You are a concise weather assistant."),
-		nous.WithAgentName("weather"),
-		nous.WithMaxIterations(10),
-	)
-	check(c.AddMessage(nous.SystemMessage(c.SystemPrompt)))
-
-	for turn, question := range []string{"What's the weather in Paris?", "And in Rome?"} {
-		check(c.LogEvent(nous.EventTurnStart, map[string]any{"turn": turn + 1}))
-		check(c.AddMessage(nous.UserMessage(question)))
-		runLoop(c)
-		check(c.LogEvent(nous.EventTurnEnd, map[string]any{"turn": turn + 1}))
-	}
-
-	// Compaction: the first exchange (user, tool call, tool result, answer)
-	// becomes one summary, at the position it had. Nothing leaves the log.
-	check(c.ReplaceMessageRange(1, 4, nous.AssistantMessage("(summary) Paris was checked: 18°C and sunny.")))
-
-	// The overlay is applied when the view is read, never logged.
-	c.SetSystemPromptOverlay("Answer in one sentence.")
-
-	fmt.Println("== transcript the model sees ==")
-	for i, m := range c.All() {
-		fmt.Printf("%d %-9s %s\n", i, m.Role, describe(m))
-	}
-	fmt.Println("\n== the log behind it ==")
-	for e := range c.Log().All() {
-		fmt.Printf("%2d %-17s %s\n", e.Seq, e.Type, describeEvent(e))
-	}
-	cities, _ := nous.Dep[[]string](c.Deps, "cities_checked")
-	fmt.Printf("\ndeps: cities_checked=%v, usage: %d requests, %d tokens\n", cities, c.Usage.Requests, c.Usage.TotalTokens)
-
-	// A third turn is interrupted: the model asked for a tool, and the
-	// process died before the tool ran. What was saved is the log.
-	check(c.AddMessage(nous.UserMessage("And in Oslo?")))
-	reply, _ := fakeModel(c)
-	check(c.AddMessage(reply))
-	saved, err := c.Serialize()
-	check(err)
-
-	// Resume: the restored context folds its log back into the same view
-	// (the overlay is runtime state and is set again), and the dangling
-	// call gets a synthetic result before the model sees it again.
-	restored, err := nous.Deserialize(saved)
-	check(err)
-	restored.SetSystemPromptOverlay("Answer in one sentence.")
-	fmt.Printf("\n== resumed from %d bytes: %d events, %d messages ==\n", len(saved), restored.Log().Len(), restored.Len())
-	fmt.Printf("patched %d dangling tool call(s)\n", restored.PatchDanglingToolCalls())
-	last, _ := restored.LastMessage()
-	fmt.Printf("last: %s %s (%s)\n", last.Role, last.ToolCallID, last.Content)
-	runLoop(restored)
-	last, _ = restored.LastMessage()
-	fmt.Printf("final: %s\n", last.Content)
-
-	// Keep the session: the first save writes the whole log, later ones
-	// only what is new.
-	check(restored.Save(context.Background(), store))
-	fmt.Printf("\nsaved session %s in %s: run again to resume it\n", restored.Log().ID(), *dir)
-}
-
-// resume loads the session a previous run saved in store, if there is one,
-// runs one more turn on it and saves what is new. It reports whether it did.
-func resume(store *filestore.Store, dir string) bool {
-	ctx := context.Background()
-	var last *nous.LogInfo
-	for info, err := range store.List(ctx, nous.ListOptions{}) {
-		check(err)
-		last = &info
-	}
-	if last == nil {
-		return false
-	}
-	c, err := nous.Load(ctx, store, last.ID)
-	check(err)
-	fmt.Printf("resumed session %s from %s: %d events, %d messages, saved %s\n",
-		last.ID, dir, c.Log().Len(), c.Len(), last.UpdatedAt.Format("2006-01-02 15:04:05"))
-	before := c.Log().Len()
-	check(c.AddMessage(nous.UserMessage("And in Rome, once more?")))
-	runLoop(c)
-	answer, _ := c.LastMessage()
-	fmt.Printf("final: %s\n", answer.Content)
-	check(c.Save(ctx, store))
-	fmt.Printf("saved %d new events (the log now has %d)\n", c.Log().Len()-before, c.Log().Len())
-	return true
-}
-
-// runLoop calls the model until it stops asking for tools, running the tools
-// it asks for and applying the updates they return.
-func runLoop(c *nous.Context) {
-	for c.NeedsResponse && !c.MaxIterationsReached() {
-		c.IncrementIteration()
-		check(c.LogEvent(nous.EventStepStart, map[string]any{"iteration": c.Iteration}))
-		reply, usage := fakeModel(c)
-		c.AddUsage(usage)
-		check(c.AddMessage(reply))
-		for _, call := range reply.ToolCalls {
-			c.AddToolCall(call)
-			result, update := getWeather(c.ToRunContext(), call)
-			check(update.Apply(c))
-			check(c.AddMessage(nous.ToolMessage(call.ID, call.Name, result)))
-		}
-		check(c.LogEvent(nous.EventStepEnd, map[string]any{"iteration": c.Iteration}))
-	}
-}
-
-// fakeModel answers from the last message: a question makes it call the
-// weather tool, a tool result makes it answer.
-func fakeModel(c *nous.Context) (nous.Message, nous.Usage) {
-	usage := nous.Usage{Requests: 1, InputTokens: 12 * c.Len(), OutputTokens: 9}
-	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
-	last, _ := c.LastMessage()
-	if last.Role == nous.RoleTool {
-		if synthesized, _ := last.Metadata[nous.MetadataSynthesized].(bool); !synthesized {
-			return nous.AssistantMessage("It is " + last.Content + "."), usage
-		}
-		// The call was interrupted: ask again, with a new call ID.
-		last = nous.UserMessage(lastQuestion(c))
-	}
-	city := "Paris"
-	for _, name := range []string{"Rome", "Oslo"} {
-		if strings.Contains(last.Content, name) {
-			city = name
-		}
-	}
-	args, _ := json.Marshal(map[string]string{"city": city})
-	call := nous.ToolCall{ID: fmt.Sprintf("call_%d", c.Log().Len()), Name: "get_weather", Arguments: args}
-	return nous.AssistantMessage("", call), usage
-}
-
-// lastQuestion returns the text of the last user message.
-func lastQuestion(c *nous.Context) string {
-	q := ""
-	for _, m := range c.All() {
-		if m.Role == nous.RoleUser {
-			q = m.Text()
-		}
-	}
-	return q
-}
-
-// getWeather is a tool: it reads its run context and returns its result and
-// an update, never touching the context itself.
-func getWeather(rc nous.RunContext, call nous.ToolCall) (string, nous.ContextUpdate) {
-	var args struct{ City string }
-	if err := json.Unmarshal(call.Arguments, &args); err != nil {
-		return "error: " + err.Error(), nous.ContextUpdate{}
-	}
-	forecast := map[string]string{"Paris": "18°C and sunny", "Rome": "24°C and clear", "Oslo": "-2°C and snowing"}[args.City]
-	update := nous.NewContextUpdate().
-		Append("cities_checked", args.City).
-		Set("last_city", args.City).
-		LogEvent(nous.EventToolCall, map[string]any{"id": call.ID, "name": call.Name, "retry": rc.Retry})
-	return forecast, update
-}
-
-func describe(m nous.Message) string {
-	s := strings.ReplaceAll(m.Text(), "\n\n", " + ")
-	for _, tc := range m.ToolCalls {
-		s += fmt.Sprintf("[calls %s %s]", tc.Name, tc.Arguments)
-	}
-	return s
-}
-
-func describeEvent(e nous.Event) string {
-	switch {
-	case e.Type == nous.EventReplace:
-		return fmt.Sprintf("shadows %d..%d with %q", e.First, e.Last, e.Message.Text())
-	case e.Message != nil:
-		return describe(*e.Message)
-	default:
-		b, _ := json.Marshal(e.Data)
-		return string(b)
-	}
-}
-
-func check(err error) {
-	if err != nil {
+	model := openaitest.NewServerFunc(fakeModel)
+	defer model.Close()
+	if err := run(context.Background(), model.Client(), *dir, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// The glue: everything between nous and a working agent.
+// glue:begin
+
+// budget is what the view may hold, in tokens, the summary's share
+// included. A real agent's is its model's context window less the reply,
+// with the default share; these are tiny, so that the second turn
+// compacts the first.
+const budget, summaryShare = 120, 40
+
+// run resumes the session, or starts it, and runs its turns, saving each.
+func run(ctx context.Context, client openai.Client, dir string, out io.Writer) error {
+	tools, err := nousopenai.ChatTools(weatherTool)
+	if err != nil {
+		return err
+	}
+	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5Mini, Tools: tools}
+	summarizer := nousopenai.NewChatSummarizer(client, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5Mini})
+	compact := []nous.CompactOption{nous.WithSummarizer(summarizer), nous.WithSummaryReserve(summaryShare)}
+	store, err := filestore.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	c, resumed, err := nous.Resume(ctx, store, "weather-demo",
+		nous.WithSystemPrompt("You are a concise weather assistant."),
+		nous.WithDeps(map[string]any{"weather_api_key": os.Getenv("WEATHER_API_KEY")}))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "session %q: resumed %v, %d messages\n", c.Log().Name(), resumed, c.Len())
+
+	// turn adds the user's question and calls the model until it answers,
+	// running the tools it asks for, all at once.
+	turn := func(question string) error {
+		fmt.Fprintln(out, ">", question)
+		c.PatchDanglingToolCalls() // a run that died between a call and its result
+		if err := c.AddMessage(nous.UserMessage(question)); err != nil {
+			return err
+		}
+		for c.Iteration = 0; !c.MaxIterationsReached(); c.IncrementIteration() {
+			plan, err := c.Compact(ctx, budget, compact...)
+			if err != nil {
+				return err
+			}
+			reply, err := nousopenai.SendChat(ctx, client, params, c)
+			if err != nil {
+				return err
+			}
+			report(out, plan, reply)
+			if len(reply.ToolCalls) == 0 {
+				return nil
+			}
+			if err := c.RunToolCalls(ctx, reply.ToolCalls, getWeather); err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("no answer to %q after %d model calls", question, c.MaxIterations)
+	}
+	for _, question := range questions(resumed) {
+		if err := turn(question); err != nil {
+			return err
+		}
+		if err := c.Save(ctx, store); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "saved: %d events, %d requests, %d tokens; run again to resume\n", c.Log().Len(), c.Usage.Requests, c.Usage.TotalTokens)
+	return nil
+}
+
+// glue:end
+
+// weatherTool is the tool as the model sees it: its arguments' schema is
+// made from weatherArgs.
+var weatherTool = must(nous.NewTool("get_weather", "The current weather in a city.", weatherArgs{}))
+
+type weatherArgs struct {
+	City string `json:"city" description:"The city's name, in English."`
+}
+
+// getWeather runs one call of get_weather, beside the turn's other calls:
+// it reads its snapshot of the context and returns its result and an
+// update, never touching the context itself.
+func getWeather(ctx context.Context, rc nous.RunContext) nous.ToolResult {
+	var args weatherArgs
+	if err := rc.Call.ParseArguments(&args); err != nil {
+		return nous.ToolResult{Err: err}
+	}
+	// A real tool calls its weather API here, with the key of
+	// rc.Deps["weather_api_key"], which the session's file never holds.
+	forecast, ok := forecasts[args.City]
+	if !ok {
+		return nous.ToolResult{Err: fmt.Errorf("no forecast for %q", args.City)}
+	}
+	return nous.ToolResult{
+		Content: args.City + ": " + forecast,
+		Update:  nous.NewContextUpdate().Append("cities_checked", args.City),
+	}
+}
+
+var forecasts = map[string]string{"Paris": "18°C, sunny", "Rome": "24°C, clear", "Oslo": "-2°C, snow", "Lisbon": "21°C, windy"}
+
+// questions are the user's: two turns in a new session, one more in a
+// resumed one.
+func questions(resumed bool) []string {
+	if resumed {
+		return []string{"And in Lisbon?"}
+	}
+	return []string{"What's the weather in Paris and in Rome?", "And in Oslo?"}
+}
+
+// report prints what a model call did: the compaction before it, and the
+// reply.
+func report(out io.Writer, plan nous.CompactPlan, reply nous.Message) {
+	if len(plan.Dropped) > 0 {
+		fmt.Fprintf(out, "  (%d messages compacted into a summary)\n", len(plan.Dropped))
+	}
+	if len(reply.ToolCalls) > 0 {
+		fmt.Fprintf(out, "  model: calls %d tools at once\n", len(reply.ToolCalls))
+		return
+	}
+	fmt.Fprintf(out, "  model: %s\n", reply.Text())
+}
+
+// fakeModel plays the model from the request it is sent: a request with
+// no tools is the summarizer's, one that ends with tool results gets them
+// put in a sentence, and a question gets one call per city it names.
+func fakeModel(n int, request []byte) openaitest.Reply {
+	var req struct {
+		Tools    []json.RawMessage
+		Messages []struct {
+			Role    string
+			Content json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(request, &req); err != nil || len(req.Messages) == 0 {
+		return openaitest.Reply{Status: 400, Error: "the fake model cannot read this request"}
+	}
+	usage := nous.Usage{InputTokens: len(request) / 4, OutputTokens: 20}
+	if len(req.Tools) == 0 {
+		return openaitest.Reply{Text: "Summary: " + strings.Join(cities.FindAllString(string(request), -1), ", ") + " were looked up.", Usage: usage}
+	}
+	var results []string
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
+		var s string
+		json.Unmarshal(req.Messages[i].Content, &s)
+		results = append([]string{s}, results...)
+	}
+	if len(results) > 0 {
+		return openaitest.Reply{Text: strings.Join(results, "; ") + ".", Usage: usage}
+	}
+	var calls []nous.ToolCall
+	for i, city := range cities.FindAllString(string(req.Messages[len(req.Messages)-1].Content), -1) {
+		args, _ := json.Marshal(weatherArgs{City: city})
+		calls = append(calls, nous.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: "get_weather", Arguments: args})
+	}
+	if len(calls) == 0 {
+		return openaitest.Reply{Text: "Ask me about a city's weather.", Usage: usage}
+	}
+	return openaitest.Reply{ToolCalls: calls, Usage: usage}
+}
+
+var cities = regexp.MustCompile(`Paris|Rome|Oslo|Lisbon`)
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
