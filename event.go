@@ -31,6 +31,10 @@ const (
 	EventStepEnd       EventType = "step_end"
 	EventToolCall      EventType = "tool_call"
 	EventRequestHeader EventType = "request_header"
+	// EventRuntime is an event of the runtime that drives the session,
+	// kept as its data holds it (an ADK event, say): nous reads nothing of
+	// it, and a store keeps it as it keeps every event.
+	EventRuntime EventType = "runtime_event"
 )
 
 // IsSurface reports whether events of type t change the message view.
@@ -46,7 +50,7 @@ func (t EventType) IsSurface() bool {
 // message. An unknown type is neither surface nor bookkeeping.
 func (t EventType) IsBookkeeping() bool {
 	switch t {
-	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader:
+	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime:
 		return true
 	}
 	return false

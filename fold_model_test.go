@@ -427,7 +427,7 @@ func runFoldModel(t *testing.T, r *rand.Rand, run, steps int) {
 		Keys:    []string{"a", "b", "list", "list", "m", "m", "n", "API_Key", "max_tokens"},
 		SubKeys: []string{"x", "y", "z", "db_Password", "x-api-keys", "token_count"},
 		Events: []string{"turn_start", "turn_end", "step_start", "step_end", "tool_call", "request_header",
-			"turn_start", "tool_call", "user_message", "replace", "tool_result", "nope"},
+			"runtime_event", "turn_start", "tool_call", "user_message", "replace", "tool_result", "nope"},
 	}}
 	first := newFoldModel("c0", &modelWarnings{})
 	models := []*foldModel{first}

@@ -45,10 +45,12 @@ func (o Op) String() string {
 }
 
 // Bookkeeping are the event types a log event of an update may have; any
-// other is dropped with a warning. The list of the spec, not the package's.
+// other is dropped with a warning. The list of the spec, not the package's,
+// and runtime_event, the one this port adds.
 var Bookkeeping = map[string]bool{
 	"turn_start": true, "turn_end": true, "step_start": true,
 	"step_end": true, "tool_call": true, "request_header": true,
+	"runtime_event": true,
 }
 
 // Reduce returns the deps after ops, or nil and the index of the operation
