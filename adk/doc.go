@@ -1,0 +1,59 @@
+// Package nousadk keeps the sessions of Google's Agent Development Kit for
+// Go (google.golang.org/adk/v2) in any nous store: [NewSessionService]
+// returns a session.Service that ADK's runner takes as it takes its own,
+// over the embedded file store, PostgreSQL (pgstore) or any other
+// [nous.Store], with their guarantees: an append is stored whole or not at
+// all, and once; two replicas of a service never overwrite each other; a
+// session the service holds costs a turn only what is new.
+//
+// # Where a session lives
+//
+// Each ADK session is a nous log named by its app, user and session ID
+// (its labels say them too, so List selects by them). Each event is a
+// runtime_event of that log, whose data holds the event's JSON as ADK
+// encodes it, so that every field comes back as it was appended: content
+// with its bytes, function calls and responses, usage, grounding and
+// citations, actions with their deltas, branch, author, invocation ID and
+// the timestamp to the nanosecond. The session's own state (the keys
+// without a prefix) is the log's deps.
+//
+// State is scoped as ADK defines it. A key of "app:" is the app's, shared
+// by all its sessions, and a key of "user:" the user's within the app,
+// shared by the user's sessions: each scope is a log of its own that holds
+// only state. A key of "temp:" lives for the invocation: the Session the
+// runner holds has it, and no store does (the stored event's delta lacks
+// it). Deps are saved as nous saves them: a key a secret's name would
+// have ([nous.IsSecretKey], or the rule of [WithRedaction]) stays in this
+// process's sessions and is never written, neither in the state nor in the
+// stored event's delta.
+//
+// # What is atomic
+//
+// An event and the session state it changes are one save of the session's
+// log: both or neither. Its app and user deltas are saved to their scopes
+// first, each in one save that is retried on a conflict with another
+// session's update (a delta sets keys, so applying it again is harmless):
+// an append that fails after them has changed the shared scope without its
+// event, and the runner's retry of the event sets the same keys again.
+//
+// # Two writers
+//
+// A session two processes (or two services) append to is kept as a
+// database keeps a row two replicas update: AppendEvent of a Session read
+// before another writer's append fails with an error wrapping
+// [ErrStaleSession] (and [nous.ErrConflict]), and stores nothing. The
+// caller Gets the session again and appends its event to that: nothing is
+// overwritten, nothing is lost. ADK's runner returns the error from its
+// run; a server retries the request (the user's message is an event of
+// its own, appended at the run's start), a loop calls Get and runs again.
+// An append whose reply was lost is found by the event's ID, which is the
+// batch's key, and is not stored twice.
+//
+// # Cost
+//
+// The service keeps the sessions it served last (see [WithCacheLimit]): a
+// Get of one brings it up to date with what other writers appended since
+// ([nous.Context.Refresh]), and an append writes only its event, so a
+// turn's cost does not grow with the session. A session it does not hold
+// is read once, whole.
+package nousadk

@@ -1,0 +1,97 @@
+package nousadk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// attempts bounds the saves of one update of a shared scope that lose to
+// other sessions' updates of it.
+const attempts = 16
+
+// appScope and userScope name the logs of the app's and the user's state.
+func appScope(app string) string { return fmt.Sprintf("adk app %d:%s", len(app), app) }
+
+func userScope(app, user string) string {
+	return fmt.Sprintf("adk user %d:%s %s", len(app), app, user)
+}
+
+// scope is a shared state, the deps of a log of its own that holds no
+// event: the app's, or a user's. mu guards c, nil until it is read.
+type scope struct {
+	name string
+	mu   sync.Mutex
+	c    *nous.Context
+}
+
+// scope returns the service's scope of that name, made if it has none.
+func (s *SessionService) scope(name string) *scope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc, ok := s.scopes[name]
+	if !ok {
+		if len(s.scopes) >= max(s.opts.cacheLimit, 0)+64 {
+			clear(s.scopes) // each reads its log again when next used
+		}
+		sc = &scope{name: name}
+		s.scopes[name] = sc
+	}
+	return sc
+}
+
+// state returns a copy of the scope's state as the store holds it.
+func (sc *scope) state(ctx context.Context, s *SessionService) (map[string]any, error) {
+	return sc.update(ctx, s, nil)
+}
+
+// update sets the keys of delta in the scope's state, in one save, and
+// returns a copy of the state; an empty delta saves nothing. A save that
+// another session's update beat is made again on the state it stored.
+func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string]any) (map[string]any, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for range attempts {
+		if err := sc.read(ctx, s); err != nil {
+			return nil, err
+		}
+		if len(delta) == 0 {
+			return jsonx.CloneMap(sc.c.Deps), nil
+		}
+		sc.c.MergeDeps(delta)
+		err := sc.c.Save(ctx, s.store)
+		if err == nil {
+			return jsonx.CloneMap(sc.c.Deps), nil
+		}
+		sc.c = nil // it holds what the store may not
+		if !errors.Is(err, nous.ErrConflict) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%d saves of %s lost to other updates of it: %w", attempts, sc.name, nous.ErrConflict)
+}
+
+// read brings the scope's context up to date, or reads it, or makes it
+// when the store holds no such scope yet.
+func (sc *scope) read(ctx context.Context, s *SessionService) error {
+	if sc.c != nil {
+		if err := sc.c.Refresh(ctx, s.store); err == nil {
+			return nil
+		}
+		sc.c = nil
+	}
+	c, err := nous.LoadByName(ctx, s.store, sc.name)
+	if errors.Is(err, nous.ErrNotFound) {
+		c, err = nous.NewContext(nous.WithLogName(sc.name), nous.WithLogLabels(map[string]string{labelKind: kindScope})), nil
+	}
+	if err != nil {
+		return err
+	}
+	c.Redact, c.Logger = s.opts.redact, s.opts.logger
+	sc.c = c
+	return nil
+}

@@ -1,0 +1,402 @@
+package nousadk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/adk/v2/platform"
+	"google.golang.org/adk/v2/session"
+
+	"github.com/nous-go/nous"
+)
+
+// The errors of the service, beside the store's, which it returns wrapped.
+var (
+	// ErrStaleSession reports an append to a Session read before another
+	// writer appended to it: nothing was stored. Get the session again
+	// and append the event to that. It wraps [nous.ErrConflict].
+	ErrStaleSession = fmt.Errorf("the session was appended to since this Session was read: %w", nous.ErrConflict)
+	// ErrInvalidRequest reports a request without what it needs (an app
+	// name, a user ID, a session ID, a session or an event).
+	ErrInvalidRequest = errors.New("invalid request")
+)
+
+// Option configures a [SessionService].
+type Option func(*options)
+
+type options struct {
+	redact     func(key string) bool
+	cacheLimit int
+	logger     *slog.Logger
+}
+
+// WithRedaction sets the rule that names the state keys (without their
+// scope's prefix) the service never writes, in place of [nous.IsSecretKey]:
+// their values stay in this process's sessions, and are dropped from the
+// stored state and from the stored events' deltas. A rule that returns
+// false keeps every key.
+func WithRedaction(rule func(key string) bool) Option {
+	return func(o *options) { o.redact = rule }
+}
+
+// WithCacheLimit sets how many sessions the service holds, each brought up
+// to date by what is new when it is asked for again (1,024 by default; 0
+// or less holds none, so each call reads its session whole).
+func WithCacheLimit(sessions int) Option {
+	return func(o *options) { o.cacheLimit = sessions }
+}
+
+// WithLogger sets the logger of the sessions' contexts, which says what a
+// save dropped (a secret's key, never its value).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// SessionService is a session.Service whose sessions a [nous.Store] keeps.
+// Its methods may be called from any goroutine.
+type SessionService struct {
+	store nous.Store
+	opts  options
+
+	mu       sync.Mutex
+	sessions map[string]*entry // by log name
+	scopes   map[string]*scope // app and user state, by log name
+	clock    uint64            // the last use stamped on an entry
+}
+
+var _ session.Service = (*SessionService)(nil)
+
+// NewSessionService returns a session.Service that keeps every session in
+// s. Any number of services, in any number of processes, may share one
+// store.
+func NewSessionService(s nous.Store, opts ...Option) *SessionService {
+	o := options{redact: nous.IsSecretKey, cacheLimit: 1024}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.redact == nil {
+		o.redact = nous.IsSecretKey
+	}
+	return &SessionService{store: s, opts: o, sessions: map[string]*entry{}, scopes: map[string]*scope{}}
+}
+
+// Create stores a new session: its ID is req.SessionID, or a new UUID. A
+// session of that ID the app's user has already is an error wrapping
+// [nous.ErrConflict]. req.State is the session's state, its "app:" and
+// "user:" keys saved to their scopes once the session is stored, its
+// "temp:" keys in the Session returned only.
+func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
+	if req == nil || req.AppName == "" || req.UserID == "" {
+		return nil, fmt.Errorf("nousadk: create: an app name and a user ID are required: %w", ErrInvalidRequest)
+	}
+	id := req.SessionID
+	if id == "" {
+		id = platform.NewUUID(ctx)
+	}
+	k := key{app: req.AppName, user: req.UserID, id: id}
+	app, user, own, _ := split(req.State)
+	c := nous.NewContext(nous.WithLogName(k.name()), nous.WithLogLabels(k.labels()), nous.WithDeps(own),
+		nous.WithRedaction(s.opts.redact), nous.WithLogger(s.opts.logger))
+	if err := c.Save(ctx, s.store); err != nil {
+		if errors.Is(err, nous.ErrConflict) {
+			return nil, fmt.Errorf("nousadk: create %s: the session exists already: %w", k, err)
+		}
+		return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
+	}
+	e := &entry{c: c}
+	s.keep(k.name(), e)
+	appState, userState, err := s.shared(ctx, k, app, user)
+	if err != nil {
+		return nil, fmt.Errorf("nousadk: create %s: the session is stored, its shared state is not: %w", k, err)
+	}
+	sess := e.session(k, appState, userState)
+	for key, v := range req.State {
+		if strings.HasPrefix(key, session.KeyPrefixTemp) {
+			sess.state[key] = v
+		}
+	}
+	return &session.CreateResponse{Session: sess}, nil
+}
+
+// Get returns the session, its events filtered as req says (the
+// NumRecentEvents last, then those at or after After). A session the
+// service holds is brought up to date with what other writers appended
+// since, and no more is read. One the store does not hold is an error
+// wrapping [nous.ErrNotFound].
+func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
+	if req == nil || req.AppName == "" || req.UserID == "" || req.SessionID == "" {
+		return nil, fmt.Errorf("nousadk: get: an app name, a user ID and a session ID are required: %w", ErrInvalidRequest)
+	}
+	k := key{app: req.AppName, user: req.UserID, id: req.SessionID}
+	e := s.entry(k.name())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := s.bring(ctx, k, e); err != nil {
+		return nil, fmt.Errorf("nousadk: get %s: %w", k, err)
+	}
+	appState, userState, err := s.shared(ctx, k, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("nousadk: get %s: %w", k, err)
+	}
+	sess := e.session(k, appState, userState)
+	sess.events = filter(sess.events, req.NumRecentEvents, req.After)
+	return &session.GetResponse{Session: sess}, nil
+}
+
+// filter returns the n last of events (all for n of 0 or less), then those
+// of them at or after after (all for the zero time).
+func filter(events []*session.Event, n int, after time.Time) []*session.Event {
+	if n > 0 && len(events) > n {
+		events = events[len(events)-n:]
+	}
+	if !after.IsZero() {
+		i := 0
+		for i < len(events) && events[i].Timestamp.Before(after) {
+			i++
+		}
+		events = events[i:]
+	}
+	return events
+}
+
+// List returns the app's sessions, or the user's when req.UserID is set,
+// each with its state and without its events.
+func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
+	if req == nil || req.AppName == "" {
+		return nil, fmt.Errorf("nousadk: list: an app name is required: %w", ErrInvalidRequest)
+	}
+	labels := map[string]string{labelKind: kindSession, labelApp: req.AppName}
+	if req.UserID != "" {
+		labels[labelUser] = req.UserID
+	}
+	sessions := []session.Session{}
+	users := map[string]map[string]any{}
+	appState, err := s.scope(appScope(req.AppName)).state(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("nousadk: list the sessions of app %q: %w", req.AppName, err)
+	}
+	for info, err := range s.store.List(ctx, nous.ListOptions{Labels: labels}) {
+		if err != nil {
+			return nil, fmt.Errorf("nousadk: list the sessions of app %q: %w", req.AppName, err)
+		}
+		k := key{app: info.Labels[labelApp], user: info.Labels[labelUser], id: info.Labels[labelSession]}
+		own, err := s.storedState(ctx, info)
+		if errors.Is(err, nous.ErrNotFound) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("nousadk: list: %s: %w", k, err)
+		}
+		userState, ok := users[k.user]
+		if !ok {
+			if userState, err = s.scope(userScope(k.app, k.user)).state(ctx, s); err != nil {
+				return nil, fmt.Errorf("nousadk: list: %s: %w", k, err)
+			}
+			users[k.user] = userState
+		}
+		sessions = append(sessions, &adkSession{key: k, state: merge(own, appState, userState), updated: info.UpdatedAt})
+	}
+	return &session.ListResponse{Sessions: sessions}, nil
+}
+
+// storedState returns the session state the store holds for the log of
+// info, as of its last save.
+func (s *SessionService) storedState(ctx context.Context, info nous.LogInfo) (map[string]any, error) {
+	st, err := s.store.Read(ctx, info.ID, info.Head)
+	if err != nil {
+		return nil, err
+	}
+	return stateDeps(st.State)
+}
+
+// Delete removes the session; one the store does not hold is no error.
+func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
+	if req == nil || req.AppName == "" || req.UserID == "" || req.SessionID == "" {
+		return fmt.Errorf("nousadk: delete: an app name, a user ID and a session ID are required: %w", ErrInvalidRequest)
+	}
+	k := key{app: req.AppName, user: req.UserID, id: req.SessionID}
+	e := s.entry(k.name())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reset()
+	info, err := s.store.Lookup(ctx, k.name())
+	if errors.Is(err, nous.ErrNotFound) {
+		return nil
+	}
+	if err == nil {
+		err = s.store.Delete(ctx, info.ID)
+	}
+	if err != nil && !errors.Is(err, nous.ErrNotFound) {
+		return fmt.Errorf("nousadk: delete %s: %w", k, err)
+	}
+	return nil
+}
+
+// AppendEvent stores event as the next of the session, applies its state
+// delta to sess and to the scopes, and appends it to sess's events (its
+// "temp:" keys trimmed from the stored copy). A partial event is not
+// stored. sess must be a Session this service returned: one read before
+// another writer's append is an error wrapping [ErrStaleSession], and
+// nothing is stored. An event whose ID the session's log holds already
+// (the retry of an append whose reply was lost) is not stored again.
+func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, event *session.Event) error {
+	if sess == nil || event == nil {
+		return fmt.Errorf("nousadk: append: a session and an event are required: %w", ErrInvalidRequest)
+	}
+	if event.Partial {
+		return nil
+	}
+	as, ok := sess.(*adkSession)
+	if !ok {
+		return fmt.Errorf("nousadk: append to session %q: a %T is not a Session of this service: %w", sess.ID(), sess, ErrInvalidRequest)
+	}
+	k := as.key
+	e := s.entry(k.name())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := s.bring(ctx, k, e); err != nil {
+		return fmt.Errorf("nousadk: append to %s: %w", k, err)
+	}
+	batch := ""
+	if event.ID != "" && nous.CheckKey("adk "+event.ID) == nil {
+		batch = "adk " + event.ID
+		if e.c.HasBatch(batch) { // stored by an append whose reply was lost
+			if n := len(e.events); n > 0 && e.events[n-1].ID == event.ID && int64(e.c.Log().Len()) == as.seen()+1 {
+				as.applied(event, int64(e.c.Log().Len()))
+			}
+			return nil
+		}
+	}
+	if head := as.seen(); int64(e.c.Log().Len()) != head {
+		return fmt.Errorf("nousadk: append event %q to %s: it was read at event %d, the log is at %d: %w", event.ID, k, head, e.c.Log().Len(), ErrStaleSession)
+	}
+	app, user, own, stored := split(event.Actions.StateDelta)
+	if _, _, err := s.shared(ctx, k, s.kept(app), s.kept(user)); err != nil {
+		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
+	}
+	copied := *event
+	if event.Actions.StateDelta != nil {
+		copied.Actions.StateDelta = s.kept(stored)
+	}
+	b, err := json.Marshal(&copied)
+	if err != nil {
+		return fmt.Errorf("nousadk: append event %q to %s: encode: %w", event.ID, k, err)
+	}
+	var back session.Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		return fmt.Errorf("nousadk: append event %q to %s: its JSON does not read back: %w", event.ID, k, err)
+	}
+	c := e.c
+	c.SetBatchKey(batch)
+	if err := c.LogEvent(nous.EventRuntime, map[string]any{dataEvent: string(b)}); err != nil {
+		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
+	}
+	c.MergeDeps(own)
+	if err := c.Save(ctx, s.store); err != nil {
+		e.reset() // the context holds what the store may not: read it again
+		if errors.Is(err, nous.ErrConflict) && !errors.Is(err, nous.ErrLanded) {
+			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
+		}
+		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
+	}
+	e.events = append(e.events, &back)
+	e.decoded = int64(c.Log().Len())
+	as.applied(event, int64(c.Log().Len()))
+	return nil
+}
+
+// kept returns delta without the keys the redaction rule names, at any
+// depth of its maps and lists (a top-level key without its scope's
+// prefix); an empty delta is returned as it is.
+func (s *SessionService) kept(delta map[string]any) map[string]any {
+	if len(delta) == 0 {
+		return delta
+	}
+	out := make(map[string]any, len(delta))
+	for k, v := range delta {
+		name := k
+		for _, p := range []string{session.KeyPrefixApp, session.KeyPrefixUser} {
+			name = strings.TrimPrefix(name, p)
+		}
+		if !s.opts.redact(name) {
+			out[k] = s.keptValue(v)
+		}
+	}
+	return out
+}
+
+// keptValue returns v without the keys of its maps, at any depth, that the
+// redaction rule names; a value of another type is returned as it is.
+func (s *SessionService) keptValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			if !s.opts.redact(k) {
+				out[k] = s.keptValue(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = s.keptValue(x)
+		}
+		return out
+	}
+	return v
+}
+
+// split divides a state or a delta by scope: the app's and the user's
+// keys without their prefixes, the session's own, and all but the
+// temporary ones, as they are.
+func split(delta map[string]any) (app, user, own, stored map[string]any) {
+	app, user, own, stored = map[string]any{}, map[string]any{}, map[string]any{}, map[string]any{}
+	for k, v := range delta {
+		switch {
+		case strings.HasPrefix(k, session.KeyPrefixTemp):
+			continue
+		case strings.HasPrefix(k, session.KeyPrefixApp):
+			app[strings.TrimPrefix(k, session.KeyPrefixApp)] = v
+		case strings.HasPrefix(k, session.KeyPrefixUser):
+			user[strings.TrimPrefix(k, session.KeyPrefixUser)] = v
+		default:
+			own[k] = v
+		}
+		stored[k] = v
+	}
+	return app, user, own, stored
+}
+
+// merge returns the state a Session shows: its own keys, and the app's and
+// the user's with their prefixes.
+func merge(own, app, user map[string]any) map[string]any {
+	out := make(map[string]any, len(own)+len(app)+len(user))
+	maps.Copy(out, own)
+	for k, v := range app {
+		out[session.KeyPrefixApp+k] = v
+	}
+	for k, v := range user {
+		out[session.KeyPrefixUser+k] = v
+	}
+	return out
+}
+
+// shared saves the app and user deltas (nil or empty for none) to the
+// scopes of k, and returns their states.
+func (s *SessionService) shared(ctx context.Context, k key, app, user map[string]any) (appState, userState map[string]any, err error) {
+	if appState, err = s.scope(appScope(k.app)).update(ctx, s, app); err != nil {
+		return nil, nil, fmt.Errorf("app state: %w", err)
+	}
+	if userState, err = s.scope(userScope(k.app, k.user)).update(ctx, s, user); err != nil {
+		return nil, nil, fmt.Errorf("user state: %w", err)
+	}
+	return appState, userState, nil
+}

@@ -1,0 +1,445 @@
+package nousadk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/adk/v2/tool/toolconfirmation"
+	"google.golang.org/genai"
+
+	"github.com/nous-go/nous"
+	nousadk "github.com/nous-go/nous/adk"
+	"github.com/nous-go/nous/filestore"
+	"github.com/nous-go/nous/pgstore"
+	"github.com/nous-go/nous/storetest"
+)
+
+var bg = context.Background()
+
+// handles returns two handles of one new store: the memory store twice,
+// two opens of one directory, two pools of one schema.
+var handles = map[string]func(t *testing.T) (nous.Store, nous.Store){
+	"memory": func(t *testing.T) (nous.Store, nous.Store) {
+		m := storetest.NewMemory()
+		return m, m
+	},
+	"filestore": func(t *testing.T) (nous.Store, nous.Store) {
+		dir := t.TempDir()
+		return openDir(t, dir), openDir(t, dir)
+	},
+	"pgstore": func(t *testing.T) (nous.Store, nous.Store) {
+		dsn := freshSchema(t)
+		return openPG(t, dsn), openPG(t, dsn)
+	},
+}
+
+func openDir(t *testing.T, dir string) *filestore.Store {
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPG(t *testing.T, dsn string) *pgstore.Store {
+	s, err := pgstore.Open(bg, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func mustCreate(t *testing.T, s session.Service, app, user, id string, state map[string]any) session.Session {
+	t.Helper()
+	r, err := s.Create(bg, &session.CreateRequest{AppName: app, UserID: user, SessionID: id, State: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Session
+}
+
+func mustGet(t *testing.T, s session.Service, app, user, id string) session.Session {
+	t.Helper()
+	r, err := s.Get(bg, &session.GetRequest{AppName: app, UserID: user, SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Session
+}
+
+func state(s session.Session) map[string]any {
+	out := map[string]any{}
+	for k, v := range s.State().All() {
+		out[k] = v
+	}
+	return out
+}
+
+// Two services over two handles of one store append 100 events each to one
+// session, each with a state delta of its own in every scope: all 200
+// events are stored once, and every update is kept. A stale append fails
+// and changes nothing; the writer reads the session again and retries.
+func TestTwoWriters(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			services := []*nousadk.SessionService{nousadk.NewSessionService(a), nousadk.NewSessionService(b)}
+			mustCreate(t, services[0], "app", "u", "s", nil)
+			const n = 100
+			var wg sync.WaitGroup
+			stale := make([]int, 2)
+			for w, svc := range services {
+				wg.Go(func() {
+					sess := mustGet(t, svc, "app", "u", "s")
+					for i := range n {
+						ev := session.NewEvent(bg, fmt.Sprintf("inv-%d-%d", w, i))
+						ev.Author = fmt.Sprint("writer", w)
+						ev.Actions.StateDelta = map[string]any{
+							fmt.Sprintf("w%d_%d", w, i): i, fmt.Sprintf("app:w%d_%d", w, i): i,
+							fmt.Sprintf("user:w%d_%d", w, i): i, "temp:scratch": i, "last": w,
+						}
+						for {
+							err := svc.AppendEvent(bg, sess, ev)
+							if err == nil {
+								break
+							}
+							if !errors.Is(err, nousadk.ErrStaleSession) || !errors.Is(err, nous.ErrConflict) {
+								t.Errorf("writer %d, event %d: %v", w, i, err)
+								return
+							}
+							stale[w]++
+							sess = mustGet(t, svc, "app", "u", "s")
+						}
+					}
+				})
+			}
+			wg.Wait()
+			t.Logf("stale appends retried: %v", stale)
+			for _, svc := range append(services, nousadk.NewSessionService(a)) {
+				got := mustGet(t, svc, "app", "u", "s")
+				if got.Events().Len() != 2*n {
+					t.Fatalf("%d events, want %d", got.Events().Len(), 2*n)
+				}
+				ids := map[string]bool{}
+				for ev := range got.Events().All() {
+					if ids[ev.ID] {
+						t.Fatalf("event %s stored twice", ev.ID)
+					}
+					ids[ev.ID] = true
+					if _, ok := ev.Actions.StateDelta["temp:scratch"]; ok {
+						t.Fatalf("event %s was stored with its temp: key", ev.ID)
+					}
+				}
+				st := state(got)
+				for w := range 2 {
+					for i := range n {
+						for _, k := range []string{"w%d_%d", "app:w%d_%d", "user:w%d_%d"} {
+							k = fmt.Sprintf(k, w, i)
+							if v, ok := st[k]; !ok || fmt.Sprint(v) != fmt.Sprint(i) {
+								t.Fatalf("state %s = %v, %v; want %d", k, v, ok, i)
+							}
+						}
+					}
+				}
+				if _, ok := st["temp:scratch"]; ok {
+					t.Fatal("temp:scratch was stored")
+				}
+			}
+		})
+	}
+}
+
+// An append to a Session read before another append fails, stores
+// nothing, and succeeds on the session read again.
+func TestStaleAppend(t *testing.T) {
+	svc := nousadk.NewSessionService(storetest.NewMemory())
+	mustCreate(t, svc, "app", "u", "s", nil)
+	first, second := mustGet(t, svc, "app", "u", "s"), mustGet(t, svc, "app", "u", "s")
+	if err := svc.AppendEvent(bg, first, &session.Event{ID: "e1", Author: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	err := svc.AppendEvent(bg, second, &session.Event{ID: "e2", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "lost?"}}})
+	if !errors.Is(err, nousadk.ErrStaleSession) {
+		t.Fatalf("a stale append: %v", err)
+	}
+	got := mustGet(t, svc, "app", "u", "s")
+	if got.Events().Len() != 1 || len(state(got)) != 0 {
+		t.Fatalf("the stale append changed the session: %d events, state %v", got.Events().Len(), state(got))
+	}
+	if err := svc.AppendEvent(bg, got, &session.Event{ID: "e2", Author: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.AppendEvent(bg, first, &session.Event{ID: "e3", Author: "user"}); !errors.Is(err, nousadk.ErrStaleSession) {
+		t.Fatalf("the first Session is stale too: %v", err)
+	}
+}
+
+// lossy is a store that loses the reply of its next Append: the batch is
+// stored, and the caller gets an error.
+type lossy struct {
+	nous.Store
+	lose bool
+}
+
+func (s *lossy) Append(ctx context.Context, b nous.Batch) error {
+	err := s.Store.Append(ctx, b)
+	if s.lose && err == nil {
+		s.lose = false
+		return errors.New("connection reset by peer")
+	}
+	return err
+}
+
+// An append whose reply was lost, retried, is stored once, and the
+// Session it was made on goes on.
+func TestLostReply(t *testing.T) {
+	store := &lossy{Store: storetest.NewMemory()}
+	svc := nousadk.NewSessionService(store)
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "v"}}}
+	store.lose = true
+	if err := svc.AppendEvent(bg, sess, ev); err == nil {
+		t.Fatal("the lost reply was not an error")
+	}
+	if err := svc.AppendEvent(bg, sess, ev); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if err := svc.AppendEvent(bg, sess, &session.Event{ID: "e2", Author: "model"}); err != nil {
+		t.Fatalf("the next append on the same Session: %v", err)
+	}
+	for _, s := range []nous.Store{store, store.Store} {
+		got := mustGet(t, nousadk.NewSessionService(s), "app", "u", "s")
+		if got.Events().Len() != 2 || got.Events().At(0).ID != "e1" || state(got)["k"] != "v" {
+			t.Fatalf("%d events, state %v; want e1 once, then e2", got.Events().Len(), state(got))
+		}
+	}
+	if sess.Events().Len() != 2 {
+		t.Fatalf("the Session has %d events, want 2", sess.Events().Len())
+	}
+}
+
+// fullEvent is an event with every field set.
+func fullEvent() *session.Event {
+	at := time.Date(2026, 12, 2, 18, 30, 15, 123456789, time.UTC)
+	return &session.Event{
+		ID: "ev-1", Timestamp: at, InvocationID: "inv-1", Branch: "root.helper", IsolationScope: "scope-1", Author: "helper",
+		LLMResponse: model.LLMResponse{
+			Content: &genai.Content{Role: "model", Parts: []*genai.Part{
+				{Text: "Let me look.", Thought: true, ThoughtSignature: []byte{0, 1, 2, 255}},
+				{InlineData: &genai.Blob{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\n")}},
+				{FunctionCall: &genai.FunctionCall{ID: "call-1", Name: "get_weather", Args: map[string]any{"city": "Paris", "days": float64(3)}}},
+				{FunctionResponse: &genai.FunctionResponse{ID: "call-1", Name: "get_weather", Response: map[string]any{"temp": 18.5, "api_key_hint": "shown"}}},
+			}},
+			GroundingMetadata: &genai.GroundingMetadata{WebSearchQueries: []string{"weather Paris"}},
+			CitationMetadata:  &genai.CitationMetadata{Citations: []*genai.Citation{{Title: "Météo", URI: "https://example.com", StartIndex: 3, EndIndex: 9}}},
+			UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 1 << 30, CandidatesTokenCount: 12, TotalTokenCount: 1<<30 + 12,
+				ThoughtsTokenCount: 5, CachedContentTokenCount: 7},
+			CustomMetadata: map[string]any{"trace": "t-1", "n": float64(9007199254740993)},
+			Partial:        false, TurnComplete: true, Interrupted: true,
+			ErrorCode: "E1", ErrorMessage: "half done", FinishReason: genai.FinishReasonStop, AvgLogprobs: -0.125,
+		},
+		Actions: session.EventActions{
+			StateDelta:    map[string]any{"city": "Paris", "app:region": "eu", "user:units": "metric"},
+			ArtifactDelta: map[string]int64{"report.pdf": 1 << 40},
+			RequestedToolConfirmations: map[string]toolconfirmation.ToolConfirmation{
+				"call-1": {Hint: "Run it?", Confirmed: true, Payload: map[string]any{"why": "cost"}},
+			},
+			SkipSummarization: true, TransferToAgent: "other", Escalate: true,
+		},
+		LongRunningToolIDs: []string{"call-1"},
+		Routes:             []string{"a", "b"},
+		Output:             "done",
+		NodeInfo:           &session.NodeInfo{Path: "root/helper@1", MessageAsOutput: true, OutputFor: []string{"root"}},
+	}
+}
+
+// Every field of an event comes back as it was appended, from the service
+// that appended it and from a new one over a store opened again.
+func TestEventRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	store := openDir(t, dir)
+	svc := nousadk.NewSessionService(store)
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	want := fullEvent() // AppendEvent gets a copy: what it does to its event shows as a difference
+	if err := svc.AppendEvent(bg, sess, fullEvent()); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := mustGet(t, nousadk.NewSessionService(openDir(t, dir)), "app", "u", "s")
+	if diff := cmp.Diff(want, got.Events().At(0)); diff != "" {
+		t.Errorf("after a restart (-appended +got):\n%s", diff)
+	}
+	fresh := nousadk.NewSessionService(storetest.NewMemory())
+	sess = mustCreate(t, fresh, "app", "u", "s", nil)
+	if err := fresh.AppendEvent(bg, sess, fullEvent()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, mustGet(t, fresh, "app", "u", "s").Events().At(0)); diff != "" {
+		t.Errorf("the same service (-appended +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, sess.Events().At(0)); diff != "" {
+		t.Errorf("the Session appended to (-appended +got):\n%s", diff)
+	}
+}
+
+// State is scoped as ADK scopes it: the app's keys are shared by its
+// sessions, the user's by the user's, temp: ones live in the Session the
+// runner holds only, and a secret's key is never written.
+func TestScopes(t *testing.T) {
+	dir := t.TempDir()
+	svc := nousadk.NewSessionService(openDir(t, dir))
+	s1 := mustCreate(t, svc, "app", "ann", "s1", map[string]any{"app:theme": "dark", "user:lang": "fr", "topic": "weather", "temp:draft": "x"})
+	if st := state(s1); st["temp:draft"] != "x" || st["topic"] != "weather" {
+		t.Fatalf("the created Session's state: %v", st)
+	}
+	ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{
+		"temp:step": 1, "user:city": "Paris", "api_key": "sk-never-on-disk", "app:secret_token": "tok-never-on-disk", "prefs": map[string]any{"password": "pw-never-on-disk", "color": "blue"},
+	}}}
+	if err := svc.AppendEvent(bg, s1, ev); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(s1); st["temp:step"] != 1 || st["api_key"] != "sk-never-on-disk" {
+		t.Fatalf("the Session appended to lacks its delta: %v", st)
+	}
+	if _, ok := s1.Events().At(0).Actions.StateDelta["temp:step"]; ok {
+		t.Fatal("the Session's event kept its temp: key")
+	}
+
+	for name, svc := range map[string]session.Service{"this service": svc, "a new one": nousadk.NewSessionService(openDir(t, dir))} {
+		other := mustCreate(t, svc, "app", "bob", "s-"+strings.ReplaceAll(name, " ", "-"), nil)
+		if st := state(other); st["app:theme"] != "dark" || st["user:lang"] != nil || st["topic"] != nil {
+			t.Errorf("%s: another user's session: %v", name, st)
+		}
+		mine := mustCreate(t, svc, "app", "ann", "s2-"+strings.ReplaceAll(name, " ", "-"), nil)
+		if st := state(mine); st["app:theme"] != "dark" || st["user:lang"] != "fr" || st["user:city"] != "Paris" || st["topic"] != nil {
+			t.Errorf("%s: the user's other session: %v", name, st)
+		}
+		if st := state(mustGet(t, svc, "app", "ann", "s1")); st["topic"] != "weather" || st["temp:draft"] != nil || st["temp:step"] != nil {
+			t.Errorf("%s: the session read back: %v", name, st)
+		}
+		elsewhere := mustCreate(t, svc, "other-app", "ann", "s-"+strings.ReplaceAll(name, " ", "-"), nil)
+		if st := state(elsewhere); len(st) != 0 {
+			t.Errorf("%s: another app's session: %v", name, st)
+		}
+	}
+
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		for _, secret := range []string{"sk-never-on-disk", "tok-never-on-disk", "pw-never-on-disk", "temp:step", "temp:draft"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s holds %q", path, secret)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// List selects by app and user, and gives each session its state.
+func TestList(t *testing.T) {
+	svc := nousadk.NewSessionService(storetest.NewMemory())
+	mustCreate(t, svc, "app", "ann", "a1", map[string]any{"n": 1, "user:lang": "fr"})
+	mustCreate(t, svc, "app", "ann", "a2", nil)
+	mustCreate(t, svc, "app", "bob", "b1", map[string]any{"app:theme": "dark"})
+	mustCreate(t, svc, "app2", "ann", "x", nil)
+	for _, tc := range []struct {
+		user string
+		want []string
+	}{{"ann", []string{"a1", "a2"}}, {"bob", []string{"b1"}}, {"", []string{"a1", "a2", "b1"}}, {"carl", nil}} {
+		r, err := svc.List(bg, &session.ListRequest{AppName: "app", UserID: tc.user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range r.Sessions {
+			got = append(got, s.ID())
+			st := state(s)
+			if st["app:theme"] != "dark" {
+				t.Errorf("%s lacks the app's state: %v", s.ID(), st)
+			}
+			if s.ID() == "a1" && (fmt.Sprint(st["n"]) != "1" || st["user:lang"] != "fr") {
+				t.Errorf("a1's state: %v", st)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) && !sameSet(got, tc.want) {
+			t.Errorf("List(app, %q) = %v, want %v", tc.user, got, tc.want)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]int{}
+	for _, x := range a {
+		m[x]++
+	}
+	for _, x := range b {
+		m[x]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Requests without what they need are errors, and a Session of another
+// service is refused rather than appended to blindly.
+func TestInvalidRequests(t *testing.T) {
+	svc := nousadk.NewSessionService(storetest.NewMemory())
+	if _, err := svc.Create(bg, &session.CreateRequest{AppName: "app"}); !errors.Is(err, nousadk.ErrInvalidRequest) {
+		t.Errorf("Create without a user: %v", err)
+	}
+	if _, err := svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u"}); !errors.Is(err, nousadk.ErrInvalidRequest) {
+		t.Errorf("Get without a session ID: %v", err)
+	}
+	if _, err := svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "none"}); !errors.Is(err, nous.ErrNotFound) {
+		t.Errorf("Get of no session: %v", err)
+	}
+	if _, err := svc.List(bg, &session.ListRequest{}); !errors.Is(err, nousadk.ErrInvalidRequest) {
+		t.Errorf("List without an app: %v", err)
+	}
+	if _, err := svc.Create(bg, &session.CreateRequest{AppName: "app", UserID: "u\x00"}); !errors.Is(err, nous.ErrInvalidName) {
+		t.Errorf("Create with a NUL in the user ID: %v", err)
+	}
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	if _, err := svc.Create(bg, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); !errors.Is(err, nous.ErrConflict) {
+		t.Errorf("Create of a session that exists: %v", err)
+	}
+	other := session.InMemoryService()
+	foreign, err := other.Create(bg, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.AppendEvent(bg, foreign.Session, &session.Event{ID: "e"}); !errors.Is(err, nousadk.ErrInvalidRequest) {
+		t.Errorf("AppendEvent with another service's Session: %v", err)
+	}
+	if err := svc.AppendEvent(bg, sess, nil); !errors.Is(err, nousadk.ErrInvalidRequest) {
+		t.Errorf("AppendEvent of no event: %v", err)
+	}
+	if got := mustGet(t, svc, "app", "u", "s"); got.Events().Len() != 0 {
+		t.Errorf("a refused append stored %d events", got.Events().Len())
+	}
+}

@@ -1,0 +1,282 @@
+package nousadk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/adk/v2/session"
+
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// The labels of a session's log, by which List selects, and the key of a
+// runtime event's data that holds the ADK event's JSON.
+const (
+	labelKind    = "adk"
+	labelApp     = "adk_app"
+	labelUser    = "adk_user"
+	labelSession = "adk_session"
+	kindSession  = "session"
+	kindScope    = "state"
+	dataEvent    = "adk_event"
+)
+
+// key names a session.
+type key struct{ app, user, id string }
+
+// name returns the name of the session's log: each part after its length,
+// so that no two sessions share one.
+func (k key) name() string {
+	return fmt.Sprintf("adk session %d:%s %d:%s %s", len(k.app), k.app, len(k.user), k.user, k.id)
+}
+
+func (k key) labels() map[string]string {
+	return map[string]string{labelKind: kindSession, labelApp: k.app, labelUser: k.user, labelSession: k.id}
+}
+
+func (k key) String() string {
+	return fmt.Sprintf("session %q of app %q, user %q", k.id, k.app, k.user)
+}
+
+// entry is what the service holds of one session: its context, nil until
+// it is read, and its events decoded. mu guards it, and is held through a
+// call on the session.
+type entry struct {
+	mu      sync.Mutex
+	c       *nous.Context
+	events  []*session.Event
+	decoded int64 // the events of c's log decoded into events
+	used    uint64
+}
+
+// reset forgets what e holds, so that the next call reads the session.
+func (e *entry) reset() { e.c, e.events, e.decoded = nil, nil, 0 }
+
+// entry returns the service's entry of the session whose log is name, made
+// if it has none, evicting the least used one over the cache limit.
+func (s *SessionService) entry(name string) *entry {
+	if s.opts.cacheLimit <= 0 {
+		return &entry{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	e, ok := s.sessions[name]
+	if !ok {
+		e = &entry{}
+		s.sessions[name] = e
+		s.evict(name)
+	}
+	e.used = s.clock
+	return e
+}
+
+// keep makes e the entry of name.
+func (s *SessionService) keep(name string, e *entry) {
+	if s.opts.cacheLimit <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	e.used = s.clock
+	s.sessions[name] = e
+	s.evict(name)
+}
+
+// evict drops the least used entries but the one of name while there are
+// more than the cache limit. An entry in use is dropped all the same: its
+// user holds it, and the next call reads the session afresh.
+func (s *SessionService) evict(name string) {
+	for len(s.sessions) > s.opts.cacheLimit {
+		oldest, stamp := "", ^uint64(0)
+		for n, e := range s.sessions {
+			if n != name && e.used < stamp {
+				oldest, stamp = n, e.used
+			}
+		}
+		delete(s.sessions, oldest)
+	}
+}
+
+// bring makes e's context the session's as the store holds it: read whole
+// when e holds none, else brought up to date with what is new; the events
+// new to e are decoded. A session the store does not hold is an error
+// wrapping [nous.ErrNotFound].
+func (s *SessionService) bring(ctx context.Context, k key, e *entry) error {
+	if e.c != nil {
+		if err := e.c.Refresh(ctx, s.store); err != nil {
+			e.reset()
+		}
+	}
+	if e.c == nil {
+		c, err := nous.LoadByName(ctx, s.store, k.name())
+		if err != nil {
+			return err
+		}
+		c.Redact, c.Logger = s.opts.redact, s.opts.logger
+		e.c = c
+	}
+	for ev := range e.c.Log().Since(e.decoded) {
+		if ev.Type == nous.EventRuntime {
+			raw, _ := ev.Data[dataEvent].(string)
+			var d session.Event
+			if err := json.Unmarshal([]byte(raw), &d); err != nil {
+				e.reset()
+				return fmt.Errorf("event %d of log %s does not read back as an ADK event: %w: %w", ev.Seq, e.c.Log().ID(), nous.ErrCorrupt, err)
+			}
+			e.events = append(e.events, &d)
+		}
+		e.decoded = ev.Seq
+	}
+	return nil
+}
+
+// session returns a Session of what e holds, with the shared states.
+func (e *entry) session(k key, app, user map[string]any) *adkSession {
+	updated := e.c.StartedAt
+	if n := len(e.events); n > 0 {
+		updated = e.events[n-1].Timestamp
+	}
+	return &adkSession{
+		key:     k,
+		state:   merge(jsonx.CloneMap(e.c.Deps), app, user),
+		events:  append([]*session.Event(nil), e.events...),
+		updated: updated,
+		head:    int64(e.c.Log().Len()),
+	}
+}
+
+// stateDeps returns the deps of a stored state document.
+func stateDeps(doc []byte) (map[string]any, error) {
+	m, err := jsonx.DecodeMap(doc)
+	if err != nil {
+		return nil, fmt.Errorf("the state document does not read: %w: %w", nous.ErrCorrupt, err)
+	}
+	deps, _ := m["deps"].(map[string]any)
+	if deps == nil {
+		deps = map[string]any{}
+	}
+	return deps, nil
+}
+
+// adkSession is a session as this service returns it: a copy the runner
+// owns, which AppendEvent updates.
+type adkSession struct {
+	key
+	mu      sync.RWMutex
+	state   map[string]any
+	events  []*session.Event
+	updated time.Time
+	head    int64 // the length of the log this copy reflects
+}
+
+var _ session.Session = (*adkSession)(nil)
+
+func (s *adkSession) ID() string      { return s.id }
+func (s *adkSession) AppName() string { return s.app }
+func (s *adkSession) UserID() string  { return s.user }
+
+func (s *adkSession) State() session.State { return (*sessionState)(s) }
+
+func (s *adkSession) Events() session.Events {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return events(s.events)
+}
+
+func (s *adkSession) LastUpdateTime() time.Time {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.updated
+}
+
+// seen returns the length of the log s reflects.
+func (s *adkSession) seen() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.head
+}
+
+// applied records in s an event stored as the last of a log of head
+// events: its whole delta in the state, the event without its temporary
+// keys in the events.
+func (s *adkSession) applied(event *session.Event, head int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == nil {
+		s.state = map[string]any{}
+	}
+	maps.Copy(s.state, event.Actions.StateDelta)
+	kept := event
+	for k := range event.Actions.StateDelta {
+		if strings.HasPrefix(k, session.KeyPrefixTemp) {
+			copied := *event
+			copied.Actions.StateDelta = maps.Clone(event.Actions.StateDelta)
+			maps.DeleteFunc(copied.Actions.StateDelta, func(k string, _ any) bool { return strings.HasPrefix(k, session.KeyPrefixTemp) })
+			kept = &copied
+			break
+		}
+	}
+	s.events = append(s.events, kept)
+	s.updated, s.head = event.Timestamp, head
+}
+
+// sessionState is the State of an adkSession.
+type sessionState adkSession
+
+func (s *sessionState) Get(key string) (any, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	v, ok := s.state[key]
+	if !ok {
+		return nil, session.ErrStateKeyNotExist
+	}
+	return v, nil
+}
+
+func (s *sessionState) Set(key string, v any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == nil {
+		s.state = map[string]any{}
+	}
+	s.state[key] = v
+	return nil
+}
+
+func (s *sessionState) All() iter.Seq2[string, any] {
+	s.mu.RLock()
+	state := maps.Clone(s.state)
+	s.mu.RUnlock()
+	return maps.All(state)
+}
+
+// events is the Events of a session.
+type events []*session.Event
+
+func (e events) All() iter.Seq[*session.Event] {
+	return func(yield func(*session.Event) bool) {
+		for _, ev := range e {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+func (e events) Len() int { return len(e) }
+
+func (e events) At(i int) *session.Event {
+	if i < 0 || i >= len(e) {
+		return nil
+	}
+	return e[i]
+}
