@@ -138,4 +138,3 @@ func (scripted) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool
 		yield(&model.LLMResponse{Content: reply, TurnComplete: true}, nil)
 	}
 }
-
