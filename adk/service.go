@@ -112,7 +112,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	}
 	e := &entry{c: c}
 	s.keep(k.name(), e)
-	appState, userState, err := s.shared(ctx, k, app, user)
+	appState, userState, err := s.shared(ctx, k, s.kept(app), s.kept(user))
 	if err != nil {
 		return nil, fmt.Errorf("nousadk: create %s: the session is stored, its shared state is not: %w", k, err)
 	}
@@ -274,7 +274,8 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 			return nil
 		}
 	}
-	if head := as.seen(); int64(e.c.Log().Len()) != head {
+	head := as.seen()
+	if int64(e.c.Log().Len()) != head {
 		return fmt.Errorf("nousadk: append event %q to %s: it was read at event %d, the log is at %d: %w", event.ID, k, head, e.c.Log().Len(), ErrStaleSession)
 	}
 	app, user, own, stored := split(event.Actions.StateDelta)
@@ -301,7 +302,14 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	c.MergeDeps(own)
 	if err := c.Save(ctx, s.store); err != nil {
 		e.reset() // the context holds what the store may not: read it again
-		if errors.Is(err, nous.ErrConflict) && !errors.Is(err, nous.ErrLanded) {
+		if errors.Is(err, nous.ErrLanded) {
+			// The store kept the event, whose reply was lost, and another
+			// writer appended after it: the Session has the event, and is
+			// stale for the next.
+			as.applied(event, head)
+			return nil
+		}
+		if errors.Is(err, nous.ErrConflict) {
 			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
 		}
 		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)

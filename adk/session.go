@@ -148,7 +148,7 @@ func (e *entry) session(k key, app, user map[string]any) *adkSession {
 	return &adkSession{
 		key:     k,
 		state:   merge(jsonx.CloneMap(e.c.Deps), app, user),
-		events:  append([]*session.Event(nil), e.events...),
+		events:  e.events[:len(e.events):len(e.events)], // shared, and an append to it copies
 		updated: updated,
 		head:    int64(e.c.Log().Len()),
 	}

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/nous-go/nous"
+	nousadk "github.com/nous-go/nous/adk"
 	"github.com/nous-go/nous/pgstore"
 )
 
@@ -246,4 +247,22 @@ func OpenPgstore(ctx context.Context, dsn string, n int) ([]*pgstore.Store, erro
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// NewADKOnNous returns an empty conversation on nousadk's session service
+// over a pgstore on dsn. The runner's use of it is that of [ADK]: a Get of
+// the session at the start of every turn (which, for a session the
+// service holds, reads only what others appended since), an AppendEvent
+// for each event.
+func NewADKOnNous(ctx context.Context, dsn string) (*ADK, *pgstore.Store, error) {
+	s, err := pgstore.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := newADK(nousadk.NewSessionService(s), true, uuid.NewString())
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return a, s, nil
 }

@@ -15,9 +15,16 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/session"
+	"google.golang.org/adk/v2/session/database"
+	"google.golang.org/genai"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/nous-go/nous"
+	nousadk "github.com/nous-go/nous/adk"
 )
 
 // pgSchema returns a DSN of the server NOUS_TEST_POSTGRES_DSN names whose
@@ -71,6 +78,12 @@ var pgImpls = []pgImpl{
 	{"adk", func(tb testing.TB, dsn string) Conversation {
 		a, err := NewADKDatabase(dsn)
 		must(tb, err)
+		return a
+	}},
+	{"adk-on-nous", func(tb testing.TB, dsn string) Conversation {
+		a, s, err := NewADKOnNous(context.Background(), dsn)
+		must(tb, err)
+		tb.Cleanup(s.Close)
 		return a
 	}},
 	{"nous-" + Resident, storedNous(Resident, 1)},
@@ -483,6 +496,55 @@ func BenchmarkPostgresThroughput(b *testing.B) {
 			b.ReportMetric(perSave(sides[1]), "floor-ns/save")
 			b.ReportMetric(perSave(sides[2]), "floor-notify-ns/save")
 			b.ReportMetric(perSave(sides[1])/perSave(sides[0]), "vs-floor")
+		})
+	}
+}
+
+// BenchmarkPostgresColdGet measures a Get of a session of many events by a
+// service that does not hold it, as after a restart: ADK's database
+// service (which reads the whole session for every Get) against nousadk's
+// over pgstore. The session is built once, by appends, before the timer.
+func BenchmarkPostgresColdGet(b *testing.B) {
+	dsn := pgSchema(b)
+	ctx := context.Background()
+	events := 10_000
+	if testing.Short() {
+		events = 300
+	}
+	adkSvc, err := database.NewSessionService(postgres.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	must(b, err)
+	must(b, database.AutoMigrate(adkSvc))
+	stores, err := OpenPgstore(ctx, dsn, 1)
+	must(b, err)
+	b.Cleanup(stores[0].Close)
+	services := []struct {
+		name string
+		svc  func() session.Service
+	}{
+		{"adk", func() session.Service { return adkSvc }},
+		{"adk-on-nous", func() session.Service { return nousadk.NewSessionService(stores[0]) }},
+	}
+	for _, s := range services {
+		svc := s.svc()
+		get := &session.GetRequest{AppName: "weather", UserID: "ada", SessionID: uuid.NewString()}
+		created, err := svc.Create(ctx, &session.CreateRequest{AppName: get.AppName, UserID: get.UserID, SessionID: get.SessionID})
+		must(b, err)
+		sess := created.Session
+		for i := range events {
+			ev := session.NewEvent(ctx, "inv_"+strconv.Itoa(i/3))
+			ev.Author = "user"
+			ev.LLMResponse = model.LLMResponse{Content: genai.NewContentFromText(turn(i).question, genai.RoleUser)}
+			must(b, svc.AppendEvent(ctx, sess, ev))
+		}
+		b.Run("events="+strconv.Itoa(events)+"/impl="+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := s.svc().Get(ctx, get)
+				must(b, err)
+				if n := resp.Session.Events().Len(); n != events {
+					b.Fatalf("%d events, want %d", n, events)
+				}
+			}
 		})
 	}
 }
