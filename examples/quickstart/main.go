@@ -51,8 +51,8 @@ func run(ctx context.Context, client openai.Client, dir string, out io.Writer) e
 	if err != nil {
 		return err
 	}
-	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5Mini, Tools: tools}
-	summarizer := nousopenai.NewChatSummarizer(client, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5Mini})
+	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_4Mini, Tools: tools}
+	summarizer := nousopenai.NewChatSummarizer(client, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_4Mini})
 	compact := []nous.CompactOption{nous.WithSummarizer(summarizer), nous.WithSummaryReserve(summaryShare)}
 	store, err := filestore.Open(dir)
 	if err != nil {
