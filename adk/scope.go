@@ -56,8 +56,12 @@ func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	for range attempts {
-		if err := sc.read(ctx, s); err != nil {
-			return nil, err
+		// A write to a scope held needs no read first: its save fails
+		// if another session's update came between, and is made again.
+		if sc.c == nil || len(delta) == 0 {
+			if err := sc.read(ctx, s); err != nil {
+				return nil, err
+			}
 		}
 		if len(delta) == 0 {
 			return jsonx.CloneMap(sc.c.Deps), nil

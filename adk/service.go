@@ -246,6 +246,12 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // another writer's append is an error wrapping [ErrStaleSession], and
 // nothing is stored. An event whose ID the session's log holds already
 // (the retry of an append whose reply was lost) is not stored again.
+//
+// The event and the session's state are one save, which is all an append
+// of a session the service holds, and of an event without "app:" or
+// "user:" keys, sends the store. The shared deltas are saved after it:
+// when one fails, the error says so, the event is stored, and appending
+// the event again saves them.
 func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, event *session.Event) error {
 	if sess == nil || event == nil {
 		return fmt.Errorf("nousadk: append: a session and an event are required: %w", ErrInvalidRequest)
@@ -261,26 +267,29 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	e := s.entry(k.name())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := s.bring(ctx, k, e); err != nil {
-		return fmt.Errorf("nousadk: append to %s: %w", k, err)
+	head := as.seen()
+	if e.c == nil || int64(e.c.Log().Len()) != head {
+		// Not held, or held at another point than sess: read what is new.
+		// When the log is where sess saw it, the save below is what finds
+		// another writer's append, without a read first.
+		if err := s.bring(ctx, k, e); err != nil {
+			return fmt.Errorf("nousadk: append to %s: %w", k, err)
+		}
 	}
+	app, user, own, stored := split(event.Actions.StateDelta)
+	app, user = s.kept(app), s.kept(user)
 	batch := ""
 	if event.ID != "" && nous.CheckKey("adk "+event.ID) == nil {
 		batch = "adk " + event.ID
 		if e.c.HasBatch(batch) { // stored by an append whose reply was lost
-			if n := len(e.events); n > 0 && e.events[n-1].ID == event.ID && int64(e.c.Log().Len()) == as.seen()+1 {
+			if n := len(e.events); n > 0 && e.events[n-1].ID == event.ID && int64(e.c.Log().Len()) == head+1 {
 				as.applied(event, int64(e.c.Log().Len()))
 			}
-			return nil
+			return s.sharedDeltas(ctx, k, event, app, user)
 		}
 	}
-	head := as.seen()
 	if int64(e.c.Log().Len()) != head {
 		return fmt.Errorf("nousadk: append event %q to %s: it was read at event %d, the log is at %d: %w", event.ID, k, head, e.c.Log().Len(), ErrStaleSession)
-	}
-	app, user, own, stored := split(event.Actions.StateDelta)
-	if _, _, err := s.shared(ctx, k, s.kept(app), s.kept(user)); err != nil {
-		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
 	}
 	copied := *event
 	if event.Actions.StateDelta != nil {
@@ -302,14 +311,14 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	c.MergeDeps(own)
 	if err := c.Save(ctx, s.store); err != nil {
 		e.reset() // the context holds what the store may not: read it again
-		if errors.Is(err, nous.ErrLanded) {
+		switch {
+		case errors.Is(err, nous.ErrLanded):
 			// The store kept the event, whose reply was lost, and another
-			// writer appended after it: the Session has the event, and is
-			// stale for the next.
+			// writer appended after it: sess has the event, and is stale
+			// for the next.
 			as.applied(event, head)
-			return nil
-		}
-		if errors.Is(err, nous.ErrConflict) {
+			return s.sharedDeltas(ctx, k, event, app, user)
+		case errors.Is(err, nous.ErrConflict):
 			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
 		}
 		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
@@ -317,6 +326,23 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	e.events = append(e.events, &back)
 	e.decoded = int64(c.Log().Len())
 	as.applied(event, int64(c.Log().Len()))
+	return s.sharedDeltas(ctx, k, event, app, user)
+}
+
+// sharedDeltas saves the app and user deltas of a stored event to their
+// scopes; none, none is saved.
+func (s *SessionService) sharedDeltas(ctx context.Context, k key, event *session.Event, app, user map[string]any) error {
+	for _, d := range []struct {
+		scope string
+		delta map[string]any
+	}{{appScope(k.app), app}, {userScope(k.app, k.user), user}} {
+		if len(d.delta) == 0 {
+			continue
+		}
+		if _, err := s.scope(d.scope).update(ctx, s, d.delta); err != nil {
+			return fmt.Errorf("nousadk: append event %q to %s: the event is stored, its delta of %s is not (append the event again to save it): %w", event.ID, k, d.scope, err)
+		}
+	}
 	return nil
 }
 
