@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool/toolconfirmation"
@@ -49,6 +50,15 @@ func openDir(t *testing.T, dir string) *filestore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openDirB(b *testing.B) *filestore.Store {
+	s, err := filestore.Open(b.TempDir(), filestore.WithoutSync())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -441,5 +451,42 @@ func TestInvalidRequests(t *testing.T) {
 	}
 	if got := mustGet(t, svc, "app", "u", "s"); got.Events().Len() != 0 {
 		t.Errorf("a refused append stored %d events", got.Events().Len())
+	}
+}
+
+// A stored event that does not read back as an ADK event is an error
+// wrapping ErrCorrupt that names it, on a session read whole, its events
+// decoded in parallel, and on one the service holds.
+func TestCorruptEvent(t *testing.T) {
+	store := storetest.NewMemory()
+	svc := nousadk.NewSessionService(store)
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	for i := range 600 {
+		if err := svc.AppendEvent(bg, sess, &session.Event{ID: fmt.Sprint("e", i), Author: "user"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var id uuid.UUID
+	for info, err := range store.List(bg, nous.ListOptions{Labels: map[string]string{"adk_session": "s"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = info.ID
+	}
+	c, err := nous.Load(bg, store, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LogEvent(nous.EventRuntime, map[string]any{"adk_event": `{"id": 7}`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(bg, store); err != nil {
+		t.Fatal(err)
+	}
+	for name, svc := range map[string]*nousadk.SessionService{"held": svc, "read whole": nousadk.NewSessionService(store)} {
+		_, err := svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+		if !errors.Is(err, nous.ErrCorrupt) || !strings.Contains(err.Error(), "event 601 ") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package nousadk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -124,19 +126,59 @@ func (s *SessionService) bring(ctx context.Context, k key, e *entry) error {
 		c.Redact, c.Logger = s.opts.redact, s.opts.logger
 		e.c = c
 	}
+	var raws []string
+	var seqs []int64
 	for ev := range e.c.Log().Since(e.decoded) {
 		if ev.Type == nous.EventRuntime {
 			raw, _ := ev.Data[dataEvent].(string)
-			var d session.Event
-			if err := json.Unmarshal([]byte(raw), &d); err != nil {
-				e.reset()
-				return fmt.Errorf("event %d of log %s does not read back as an ADK event: %w: %w", ev.Seq, e.c.Log().ID(), nous.ErrCorrupt, err)
-			}
-			e.events = append(e.events, &d)
+			raws, seqs = append(raws, raw), append(seqs, ev.Seq)
 		}
 		e.decoded = ev.Seq
 	}
+	decoded, err := decodeEvents(raws)
+	if err != nil {
+		var bad badEvent
+		errors.As(err, &bad)
+		id := e.c.Log().ID()
+		e.reset()
+		return fmt.Errorf("event %d of log %s does not read back as an ADK event: %w: %w", seqs[bad.i], id, nous.ErrCorrupt, bad.err)
+	}
+	e.events = append(e.events, decoded...)
 	return nil
+}
+
+// badEvent is the error of the i-th of events decoded.
+type badEvent struct {
+	i   int
+	err error
+}
+
+func (b badEvent) Error() string { return fmt.Sprintf("event %d: %v", b.i, b.err) }
+
+// decodeEvents decodes the JSON of ADK events, many of them (a session
+// read whole) on goroutines of their own, a share each.
+func decodeEvents(raws []string) ([]*session.Event, error) {
+	out := make([]*session.Event, len(raws))
+	decode := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			out[i] = new(session.Event)
+			if err := json.Unmarshal([]byte(raws[i]), out[i]); err != nil {
+				return badEvent{i, err}
+			}
+		}
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(raws)/256)
+	if workers <= 1 {
+		return out, decode(0, len(raws))
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { errs[w] = decode(w*len(raws)/workers, (w+1)*len(raws)/workers) })
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // session returns a Session of what e holds, with the shared states.

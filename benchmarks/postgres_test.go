@@ -548,3 +548,75 @@ func BenchmarkPostgresColdGet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPostgresSessionTurn measures what a session service costs ADK's
+// runner for one turn of a session of a given length: a Get, then the
+// turn's three events appended (a user message, a call, a result with a
+// one-key delta), with no request built. ADK's database service reads the
+// whole session for every Get; nousadk's, which holds the session, only
+// what was appended since. The session is built by the service before the
+// timer; each op adds a turn to it.
+func BenchmarkPostgresSessionTurn(b *testing.B) {
+	dsn := pgSchema(b)
+	ctx := context.Background()
+	lengths := []int{10, 250, 1000}
+	if testing.Short() {
+		lengths = []int{10, 100}
+	}
+	adkSvc, err := database.NewSessionService(postgres.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	must(b, err)
+	must(b, database.AutoMigrate(adkSvc))
+	stores, err := OpenPgstore(ctx, dsn, 1)
+	must(b, err)
+	b.Cleanup(stores[0].Close)
+	services := []struct {
+		name string
+		svc  session.Service
+	}{{"adk", adkSvc}, {"adk-on-nous", nousadk.NewSessionService(stores[0])}}
+	for _, n := range lengths {
+		for _, s := range services {
+			get := &session.GetRequest{AppName: "weather", UserID: "ada", SessionID: uuid.NewString()}
+			_, err := s.svc.Create(ctx, &session.CreateRequest{AppName: get.AppName, UserID: get.UserID, SessionID: get.SessionID})
+			must(b, err)
+			i := 0
+			sessionTurn := func() {
+				resp, err := s.svc.Get(ctx, get)
+				must(b, err)
+				sess, t, inv := resp.Session, turn(i), "inv_"+strconv.Itoa(i)
+				for _, ev := range serviceTurn(ctx, t, inv) {
+					must(b, s.svc.AppendEvent(ctx, sess, ev))
+				}
+				i++
+			}
+			for range n {
+				sessionTurn()
+			}
+			b.Run("turns="+strconv.Itoa(n)+"/impl="+s.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					sessionTurn()
+				}
+			})
+		}
+	}
+}
+
+// serviceTurn returns the three events of turn t: the user's question, the
+// model's call, the tool's result with a one-key state delta.
+func serviceTurn(ctx context.Context, t turnData, inv string) []*session.Event {
+	user := session.NewEvent(ctx, inv)
+	user.Author = "user"
+	user.LLMResponse = model.LLMResponse{Content: genai.NewContentFromText(t.question, genai.RoleUser)}
+	call := session.NewEvent(ctx, inv)
+	call.Author = "weather_agent"
+	call.LLMResponse = model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
+		FunctionCall: &genai.FunctionCall{ID: t.callID, Name: toolName, Args: map[string]any{"city": t.city}},
+	}}}}
+	result := session.NewEvent(ctx, inv)
+	result.Author = "weather_agent"
+	result.LLMResponse = model.LLMResponse{Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{
+		FunctionResponse: &genai.FunctionResponse{ID: t.callID, Name: toolName, Response: map[string]any{"temp_c": 21, "sky": "clear"}},
+	}}}}
+	result.Actions.StateDelta["last_city"] = t.city
+	return []*session.Event{user, call, result}
+}
