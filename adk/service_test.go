@@ -490,3 +490,21 @@ func TestCorruptEvent(t *testing.T) {
 		}
 	}
 }
+
+// A service that reads a session, and reads it again after another
+// service appended, has each event once.
+func TestGetAgain(t *testing.T) {
+	store := storetest.NewMemory()
+	writer, reader := nousadk.NewSessionService(store), nousadk.NewSessionService(store)
+	sess := mustCreate(t, writer, "app", "u", "s", nil)
+	for i, want := range []int{1, 2, 3} {
+		if err := writer.AppendEvent(bg, sess, &session.Event{ID: fmt.Sprint("e", i), Author: "user"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if got := mustGet(t, reader, "app", "u", "s").Events(); got.Len() != want || got.At(want-1).ID != fmt.Sprint("e", i) {
+				t.Fatalf("after %d appends, the reader has %d events", want, got.Len())
+			}
+		}
+	}
+}
