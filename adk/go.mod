@@ -3,7 +3,6 @@ module github.com/nous-go/nous/adk
 go 1.26.5
 
 require (
-	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nous-go/nous v0.0.0
 	google.golang.org/adk/v2 v2.2.0
 )
@@ -11,6 +10,7 @@ require (
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 )

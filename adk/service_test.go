@@ -22,6 +22,7 @@ import (
 	nousadk "github.com/nous-go/nous/adk"
 	"github.com/nous-go/nous/filestore"
 	"github.com/nous-go/nous/pgstore"
+	"github.com/nous-go/nous/pgstore/pgstoretest"
 	"github.com/nous-go/nous/storetest"
 )
 
@@ -39,7 +40,7 @@ var handles = map[string]func(t *testing.T) (nous.Store, nous.Store){
 		return openDir(t, dir), openDir(t, dir)
 	},
 	"pgstore": func(t *testing.T) (nous.Store, nous.Store) {
-		dsn := freshSchema(t)
+		dsn := pgstoretest.Schema(t)
 		return openPG(t, dsn), openPG(t, dsn)
 	},
 }

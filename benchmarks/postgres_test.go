@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,47 +22,13 @@ import (
 
 	"github.com/nous-go/nous"
 	nousadk "github.com/nous-go/nous/adk"
+	"github.com/nous-go/nous/pgstore/pgstoretest"
 )
 
 // pgSchema returns a DSN of the server NOUS_TEST_POSTGRES_DSN names whose
 // search_path is a schema of its own, dropped when tb ends; without the
 // variable it skips tb.
-func pgSchema(tb testing.TB) string {
-	tb.Helper()
-	dsn := os.Getenv("NOUS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		tb.Skip("NOUS_TEST_POSTGRES_DSN is not set: run with ../.ci/with-postgres go test ..., which starts a throwaway PostgreSQL")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	name := "bench_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			tb.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
-			tb.Error(err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", name)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func pgSchema(tb testing.TB) string { return pgstoretest.Schema(tb) }
 
 // pgImpl is an implementation of the conversation on PostgreSQL; new
 // starts a conversation in the schema dsn names.

@@ -60,3 +60,16 @@ func (s *Server) Close() { s.srv.Close() }
 func Exhausted(n int) string {
 	return fmt.Sprintf("the script has %d replies; this is request %d", n, n+1)
 }
+
+// Script returns the reply function of a fixed script: the n-th request
+// gets replies[n], and one past the last past(len(replies)), the reply a
+// provider's model gives for an exhausted script (an HTTP 500 that says
+// so, built with [Exhausted]).
+func Script[R any](replies []R, past func(n int) R) func(n int, request []byte) R {
+	return func(n int, _ []byte) R {
+		if n >= len(replies) {
+			return past(len(replies))
+		}
+		return replies[n]
+	}
+}

@@ -54,12 +54,9 @@ type Server struct {
 // replies[n], and a request past the last with an HTTP 500. Close stops
 // it.
 func NewServer(replies ...Reply) *Server {
-	return NewServerFunc(func(n int, _ []byte) Reply {
-		if n >= len(replies) {
-			return Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(len(replies))}
-		}
-		return replies[n]
-	})
+	return NewServerFunc(scripted.Script(replies, func(n int) Reply {
+		return Reply{Status: http.StatusInternalServerError, Error: scripted.Exhausted(n)}
+	}))
 }
 
 // NewServerFunc starts a model that answers each request with reply(n,
