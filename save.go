@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -477,22 +479,52 @@ func sameJSON(a, b any) bool {
 }
 
 // decodeStored decodes the events a store returned, which must be the seqs
-// first, first+1, ... up to info.Head.
+// first, first+1, ... up to info.Head. Many events (a log read whole) are
+// decoded on goroutines of their own, a share each; the error is that of
+// the first event that fails.
 func decodeStored(raw []json.RawMessage, first int64, info LogInfo) ([]Event, error) {
 	if want := info.Head - first + 1; int64(len(raw)) != want {
 		return nil, corrupt(info.ID, "events", fmt.Errorf("%d events after seq %d, head %d", len(raw), first-1, info.Head))
 	}
 	events := make([]Event, len(raw))
-	for i, b := range raw {
-		if err := json.Unmarshal(b, &events[i]); err != nil {
-			return nil, corrupt(info.ID, fmt.Sprintf("events[%d]", first-1+int64(i)), err)
+	decode := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := json.Unmarshal(raw[i], &events[i]); err != nil {
+				return corrupt(info.ID, fmt.Sprintf("events[%d]", first-1+int64(i)), err)
+			}
+			if want := first + int64(i); events[i].Seq != want {
+				return corrupt(info.ID, fmt.Sprintf("events[%d]", want-1), fmt.Errorf("seq %d, want %d", events[i].Seq, want))
+			}
 		}
-		if want := first + int64(i); events[i].Seq != want {
-			return nil, corrupt(info.ID, fmt.Sprintf("events[%d]", want-1), fmt.Errorf("seq %d, want %d", events[i].Seq, want))
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(raw)/decodeShare)
+	if workers <= 1 {
+		if err := decode(0, len(raw)); err != nil {
+			return nil, err
+		}
+		return events, nil
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for w := range workers {
+		go func() {
+			defer wg.Done()
+			errs[w] = decode(w*len(raw)/workers, (w+1)*len(raw)/workers)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return events, nil
 }
+
+// decodeShare is the fewest events a goroutine of decodeStored decodes.
+const decodeShare = 512
 
 // decodeState returns a context holding the state document of st; its
 // ToolCalls are those the document holds, which only a state an earlier
