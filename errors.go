@@ -86,6 +86,12 @@ var (
 	// ErrNotFound reports a log a [Store] does not hold.
 	ErrNotFound = errors.New("log not found")
 
+	// ErrInterrupted reports a model's reply whose stream stopped before
+	// its end: cancelled, cut, or ended by an error event. The provider
+	// adapters' Stream functions return it, wrapping the cause, with the
+	// partial reply (see [MetadataInterrupted]) for the caller to add.
+	ErrInterrupted = errors.New("reply interrupted")
+
 	// ErrCorrupt reports stored data that fails its checks: a checksum, a
 	// length, the order of seqs, a version, JSON that does not decode.
 	ErrCorrupt = errors.New("corrupt stored data")

@@ -4,10 +4,12 @@
 package scripted
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 )
 
@@ -17,7 +19,7 @@ import (
 // scripted model embeds it: its URL, Requests and Close are the model's.
 type Server struct {
 	srv    *httptest.Server
-	answer func(n int, path string, body []byte) (int, string)
+	answer func(n int, path string, body []byte) Reply
 
 	mu     sync.Mutex
 	bodies [][]byte
@@ -25,6 +27,28 @@ type Server struct {
 
 // New starts a Server; Close stops it.
 func New(answer func(n int, path string, body []byte) (int, string)) *Server {
+	return NewReplies(func(n int, path string, body []byte) Reply {
+		status, resp := answer(n, path, body)
+		return Reply{Status: status, Body: resp}
+	})
+}
+
+// Reply is what a Server answers a request with: an HTTP status and a
+// JSON body, or, when Frames is set, a stream of Server-Sent Events.
+type Reply struct {
+	Status int
+	Body   string
+	// Frames are the events of a stream, each whole with its blank line
+	// ("event: x\ndata: {...}\n\n"), written and flushed one by one.
+	Frames []string
+	// Abort cuts the connection after the frames, without ending the
+	// response: the client reads an unexpected end of its body.
+	Abort bool
+}
+
+// NewReplies starts a Server that answers the n-th request with answer(n,
+// path, body), which may be a stream; Close stops it.
+func NewReplies(answer func(n int, path string, body []byte) Reply) *Server {
 	s := &Server{answer: answer}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -36,10 +60,38 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	n := len(s.bodies)
 	s.bodies = append(s.bodies, body)
 	s.mu.Unlock()
-	status, resp := s.answer(n, r.URL.Path, body)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	io.WriteString(w, resp)
+	reply := s.answer(n, r.URL.Path, body)
+	if reply.Frames == nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		io.WriteString(w, reply.Body)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(cmp.Or(reply.Status, http.StatusOK))
+	flusher, _ := w.(http.Flusher)
+	for _, f := range reply.Frames {
+		io.WriteString(w, f)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	if reply.Abort {
+		panic(http.ErrAbortHandler) // the server closes the connection mid-body
+	}
+}
+
+// Frames splits a recorded stream of Server-Sent Events into its events,
+// each with the blank line that ends it. Lines may end in "\r\n" or "\n".
+func Frames(sse string) []string {
+	sse = strings.ReplaceAll(sse, "\r\n", "\n")
+	var frames []string
+	for f := range strings.SplitAfterSeq(sse, "\n\n") {
+		if strings.TrimSpace(f) != "" {
+			frames = append(frames, f)
+		}
+	}
+	return frames
 }
 
 // URL is the server's base URL, for the SDK's client.
