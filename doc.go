@@ -89,7 +89,24 @@
 // at [Context.MaxIterationsReached], and sets Iteration back to 0 when a new
 // user turn starts a new run. The runtime fields (Stream, Callbacks, Notify,
 // ApprovalHandler, CancellationCheck) are for the runner: nous stores them
-// and never calls them.
+// and calls none of them on its own; [Context.Emit] calls the callbacks
+// when the runner raises an event.
+//
+// # Streaming
+//
+// Each provider adapter reads its SDK's own stream: a reader that takes the
+// stream's events one by one, and a Stream function beside Send that fills
+// the request, reads the stream and adds the reply. As the reply streams,
+// the caller gets its [Delta]s (text, thinking, a tool call's name and
+// arguments as they grow); [Context.EmitDelta] routes them to the
+// context's Callbacks under the reference library's names
+// ([CallbackLLMNewDelta], [CallbackLLMNewThinkingDelta]). A stream that
+// ends gives the message and usage the same response not streamed gives,
+// byte for byte. One that stops early (cancelled, cut, an error event)
+// returns an error wrapping [ErrInterrupted] and a partial reply marked
+// [MetadataInterrupted]: the text so far, thinking as plain text, no tool
+// call; its usage is counted, and the caller adds the partial reply, or
+// not, so that the view stays one a provider takes.
 //
 // # Saving and resuming
 //
