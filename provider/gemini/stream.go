@@ -270,9 +270,10 @@ func (s *ContentStream) Partial() (nous.Message, nous.Usage) {
 // by a [ContentStream] that gives its deltas to onDelta (which may be nil;
 // c.EmitDelta routes them to c's Callbacks). A reply that ends has its
 // usage and message added to c, as Send would, and the message is
-// returned. One that stops before its end (ctx cancelled, which Stream
-// checks before each chunk, a cut connection, an error event of the API,
-// chunks that end without a finish reason) has the usage that arrived
+// returned; an error once the finish reason came (a connection cut after
+// the last chunk) is none. One that stops before its end (ctx cancelled,
+// which Stream checks before each chunk, a cut connection, an error event
+// of the API, chunks that end without a finish reason) has the usage that arrived
 // added, and returns [ContentStream.Partial]'s message, which it does not
 // add, with an error wrapping [nous.ErrInterrupted] and the cause. A view
 // Fill refuses is its [*Error], and nothing is sent; an error before any
@@ -281,11 +282,15 @@ func Stream(ctx context.Context, client *genai.Client, params Params, c *nous.Co
 	if client == nil {
 		return nous.Message{}, errors.New("gemini: Stream needs a client")
 	}
+	acc := &ContentStream{OnDelta: onDelta}
 	open := func(p Params) iter.Seq2[*genai.GenerateContentResponse, error] {
 		return func(yield func(*genai.GenerateContentResponse, error) bool) {
 			for chunk, err := range client.Models.GenerateContentStream(ctx, p.Model, p.Contents, p.Config) {
 				if err == nil && ctx.Err() != nil {
 					chunk, err = nil, ctx.Err() // a chunk read before the cancel, not given
+				}
+				if err != nil && acc.ended {
+					return // the reply ended: a connection cut after it loses nothing
 				}
 				if !yield(chunk, err) || err != nil {
 					return
@@ -293,7 +298,7 @@ func Stream(ctx context.Context, client *genai.Client, params Params, c *nous.Co
 			}
 		}
 	}
-	return adapt.Stream(c, params, Fill, open, &ContentStream{OnDelta: onDelta})
+	return adapt.Stream(c, params, Fill, open, acc)
 }
 
 // ContentStream reads the SDK's chunks as the shared streamed step does.
