@@ -48,7 +48,7 @@ func imported(t *testing.T, body string) (nous.Message, nous.Usage) {
 // streamed plays frames (cut, aborted) through the SDK into Stream, on a
 // context of one user message, and returns the result, the context and
 // the deltas.
-func streamed(t *testing.T, reply geminitest.Reply, ctx context.Context, onDelta func(nous.Delta)) (nous.Message, error, *nous.Context) {
+func streamed(t *testing.T, ctx context.Context, reply geminitest.Reply, onDelta func(nous.Delta)) (nous.Message, *nous.Context, error) {
 	t.Helper()
 	model := geminitest.NewServer(reply)
 	t.Cleanup(model.Close)
@@ -57,7 +57,7 @@ func streamed(t *testing.T, reply geminitest.Reply, ctx context.Context, onDelta
 	c := nous.NewContext()
 	must(t, c.AddMessage(nous.UserMessage("q")))
 	m, err := nousgemini.Stream(ctx, client, nousgemini.Params{Model: "gemini-test"}, c, onDelta)
-	return m, err, c
+	return m, c, err
 }
 
 // bytesOf returns the JSON of m without its time stamp.
@@ -80,7 +80,7 @@ func TestStreamMatchesMessage(t *testing.T) {
 			frames, body := fixture(t, name)
 			want, wantUsage := imported(t, body)
 			for _, abort := range []bool{false, true} { // a cut after the finish reason loses nothing
-				m, err, c := streamed(t, geminitest.Reply{Frames: frames, Abort: abort}, context.Background(), nil)
+				m, c, err := streamed(t, context.Background(), geminitest.Reply{Frames: frames, Abort: abort}, nil)
 				must(t, err)
 				if got, w := bytesOf(t, m), bytesOf(t, want); got != w {
 					t.Errorf("abort %v: the streamed message\n%s\nis not the imported one\n%s", abort, got, w)
@@ -195,7 +195,7 @@ func TestStreamCutAtEveryEvent(t *testing.T) {
 		for k := range len(frames) {
 			for _, abort := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%d/abort=%v", name, k, abort), func(t *testing.T) {
-					m, err, c := streamed(t, geminitest.Reply{Frames: frames[:k], Abort: abort}, context.Background(), nil)
+					m, c, err := streamed(t, context.Background(), geminitest.Reply{Frames: frames[:k], Abort: abort}, nil)
 					if !errors.Is(err, nous.ErrInterrupted) && !(k == 0 && abort && err != nil) {
 						t.Fatalf("cut after %d of %d events: %v", k, len(frames), err)
 					}
@@ -224,7 +224,7 @@ func TestStreamStoppedMidway(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		deltas := 0
-		m, err, c := streamed(t, geminitest.Reply{Frames: frames}, ctx, func(nous.Delta) { deltas++; cancel() })
+		m, c, err := streamed(t, ctx, geminitest.Reply{Frames: frames}, func(nous.Delta) { deltas++; cancel() })
 		if !errors.Is(err, nous.ErrInterrupted) || !errors.Is(err, context.Canceled) || deltas != 1 {
 			t.Fatalf("%v, after %d deltas", err, deltas)
 		}
@@ -235,7 +235,7 @@ func TestStreamStoppedMidway(t *testing.T) {
 	})
 	t.Run("error event", func(t *testing.T) {
 		cut := append(frames[:3:3], "data: {\"error\": {\"code\": 503,\"message\": \"The model is overloaded. Please try again later.\",\"status\": \"UNAVAILABLE\"}}\n\n")
-		m, err, c := streamed(t, geminitest.Reply{Frames: append(cut, frames[3:]...)}, context.Background(), nil)
+		m, c, err := streamed(t, context.Background(), geminitest.Reply{Frames: append(cut, frames[3:]...)}, nil)
 		var apiErr genai.APIError
 		if !errors.Is(err, nous.ErrInterrupted) || !errors.As(err, &apiErr) || apiErr.Code != 503 {
 			t.Fatalf("%v", err)
@@ -251,7 +251,7 @@ func TestStreamStoppedMidway(t *testing.T) {
 // error wrapping ErrNoCandidate, its usage added, no message.
 func TestStreamBlockedPrompt(t *testing.T) {
 	frame := "data: {\"promptFeedback\": {\"blockReason\": \"PROHIBITED_CONTENT\"},\"usageMetadata\": {\"promptTokenCount\": 7,\"totalTokenCount\": 7},\"modelVersion\": \"gemini-2.5-flash\"}\r\n\r\n"
-	_, err, c := streamed(t, geminitest.Reply{Frames: []string{frame}}, context.Background(), nil)
+	_, c, err := streamed(t, context.Background(), geminitest.Reply{Frames: []string{frame}}, nil)
 	if !errors.Is(err, nousgemini.ErrNoCandidate) || errors.Is(err, nous.ErrInterrupted) || c.Len() != 1 || c.Usage.InputTokens != 7 {
 		t.Fatalf("%v: %d messages, usage %+v", err, c.Len(), c.Usage)
 	}
@@ -275,7 +275,7 @@ func TestStreamDeltas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			frames, _ := fixture(t, tc.name)
 			var deltas []nous.Delta
-			final, err, _ := streamed(t, geminitest.Reply{Frames: frames}, context.Background(), func(d nous.Delta) { deltas = append(deltas, d) })
+			final, _, err := streamed(t, context.Background(), geminitest.Reply{Frames: frames}, func(d nous.Delta) { deltas = append(deltas, d) })
 			must(t, err)
 			joined := map[nous.DeltaKind][]string{}
 			count := map[nous.DeltaKind]int{}
