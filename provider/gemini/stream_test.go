@@ -233,6 +233,19 @@ func TestStreamStoppedMidway(t *testing.T) {
 		}
 		checkPartial(t, m, c.Usage, final, finalUsage, c)
 	})
+	t.Run("cancelled, the rest read", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		short := []string{strings.Join(geminitest.Frames(`data: {"candidates": [{"content": {"parts": [{"text": "Paris"}],"role": "model"},"index": 0}]}
+
+data: {"candidates": [{"content": {"parts": [{"text": " is the capital."}],"role": "model"},"finishReason": "STOP","index": 0}]}
+
+`), "")} // one write: the SDK holds the last chunk when the first is read
+		m, c, err := streamed(t, ctx, geminitest.Reply{Frames: short}, func(nous.Delta) { cancel() })
+		if !errors.Is(err, nous.ErrInterrupted) || !errors.Is(err, context.Canceled) || m.Text() != "Paris" || c.Len() != 1 {
+			t.Fatalf("%v: %q, %d messages", err, m.Text(), c.Len())
+		}
+	})
 	t.Run("error event", func(t *testing.T) {
 		cut := append(frames[:3:3], "data: {\"error\": {\"code\": 503,\"message\": \"The model is overloaded. Please try again later.\",\"status\": \"UNAVAILABLE\"}}\n\n")
 		m, c, err := streamed(t, context.Background(), geminitest.Reply{Frames: append(cut, frames[3:]...)}, nil)
@@ -431,4 +444,21 @@ func lastIs(c *nous.Context, m nous.Message) bool {
 	a, _ := json.Marshal(last)
 	b, _ := json.Marshal(m)
 	return ok && string(a) == string(b)
+}
+
+// The chunks of other candidates (candidateCount above 1) are not the
+// reply's: Message reads candidate 0, as it does not streamed.
+func TestContentStreamOtherCandidates(t *testing.T) {
+	var s nousgemini.ContentStream
+	text := func(index int32, text string, finish genai.FinishReason) *genai.GenerateContentResponse {
+		return &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Index: index, FinishReason: finish,
+			Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}}}}
+	}
+	for _, c := range []*genai.GenerateContentResponse{text(1, "Rome", ""), text(0, "Paris", ""), text(1, " and more", genai.FinishReasonStop), text(0, ".", genai.FinishReasonStop)} {
+		must(t, s.Add(c))
+	}
+	m, _, err := s.Message()
+	if p, _ := s.Partial(); err != nil || m.Content != "Paris." || p.Content != "Paris." {
+		t.Errorf("%v: %+v, partial %+v", err, m, p)
+	}
 }
