@@ -462,3 +462,29 @@ func TestContentStreamOtherCandidates(t *testing.T) {
 		t.Errorf("%v: %+v, partial %+v", err, m, p)
 	}
 }
+
+// A scripted reply streamed (one chunk) gives what Send gives for it.
+func TestStreamScriptedReply(t *testing.T) {
+	reply := geminitest.Reply{Thought: "Weather first.", Text: "Let me check.", Usage: nous.Usage{InputTokens: 20, OutputTokens: 9, ReasoningTokens: 4},
+		ToolCalls: []nous.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
+	var got [2]string
+	for i, streaming := range []bool{false, true} {
+		model := geminitest.NewServer(reply)
+		defer model.Close()
+		client, err := model.Client(context.Background())
+		must(t, err)
+		c := nous.NewContext()
+		must(t, c.AddMessage(nous.UserMessage("Weather in Paris?")))
+		var m nous.Message
+		if streaming {
+			m, err = nousgemini.Stream(context.Background(), client, nousgemini.Params{Model: "gemini-test"}, c, nil)
+		} else {
+			m, err = nousgemini.Send(context.Background(), client, nousgemini.Params{Model: "gemini-test"}, c)
+		}
+		must(t, err)
+		got[i] = bytesOf(t, m) + bytesOf(t, c.Usage)
+	}
+	if got[0] != got[1] {
+		t.Errorf("streamed %s\nsent %s", got[1], got[0])
+	}
+}
