@@ -3,6 +3,7 @@ package gemini_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nous-go/nous"
 	nousgemini "github.com/nous-go/nous/provider/gemini"
+	"github.com/nous-go/nous/provider/gemini/geminitest"
 )
 
 // A full tool loop through the SDK: the model calls a tool, the runtime
@@ -192,4 +194,42 @@ func ExampleNewSummarizer() {
 	// user "Summary of the earlier conversation:\n\nThe user plans a trip to Paris in May; the hotel is booked."
 	// user "What should I pack?"
 	// requests 3, input 1320, output 55
+}
+
+// A streamed reply: its deltas as they come, on the context's callbacks
+// through c.EmitDelta, and the whole message at the end, added to the
+// context. The model is a scripted one that plays a recorded stream.
+func ExampleStream() {
+	model := geminitest.NewServer(geminitest.Reply{Frames: geminitest.Frames(
+		`data: {"candidates": [{"content": {"parts": [{"text": "Paris is ","thought": false}],"role": "model"},"index": 0}],"modelVersion": "gemini-2.5-flash"}
+
+data: {"candidates": [{"content": {"parts": [{"text": "the capital of France."}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 6,"candidatesTokenCount": 7,"totalTokenCount": 13},"modelVersion": "gemini-2.5-flash"}
+
+`)})
+	defer model.Close()
+	ctx := context.Background()
+	client, err := model.Client(ctx)
+	if err != nil {
+		panic(err)
+	}
+
+	c := nous.NewContext()
+	c.Callbacks = map[string]nous.Callback{
+		nous.CallbackLLMNewDelta: func(_ string, text any) { fmt.Printf("delta %q\n", text) },
+	}
+	if err := c.AddMessage(nous.UserMessage("Capital of France?")); err != nil {
+		panic(err)
+	}
+	m, err := nousgemini.Stream(ctx, client, nousgemini.Params{Model: "gemini-2.5-flash"}, c, c.EmitDelta)
+	if errors.Is(err, nous.ErrInterrupted) && m.Role != "" {
+		_ = c.AddMessage(m) // what came, for the user to see; no call of it runs
+	} else if err != nil {
+		panic(err)
+	}
+	c.Emit(nous.CallbackLLMNewMessage, m)
+	fmt.Println(m.Content, "|", c.Len(), "messages,", c.Usage.TotalTokens, "tokens")
+	// Output:
+	// delta "Paris is "
+	// delta "the capital of France."
+	// Paris is the capital of France. | 2 messages, 13 tokens
 }

@@ -3,6 +3,8 @@ package gemini_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -45,5 +47,74 @@ func FuzzResponse(f *testing.F) {
 			err := nousgemini.Fill(&p, c)
 			return p, err
 		})
+	})
+}
+
+// FuzzContentStream: any chunks the SDK decodes (one JSON a line), in any
+// order, are read without a panic; Message and Partial never panic; the
+// partial is nothing, or an interrupted assistant message of text and
+// unsigned thinking whose text begins the final message's, which a context
+// takes, pairs, fills and keeps through a JSON round trip.
+func FuzzContentStream(f *testing.F) {
+	for _, name := range streamCases {
+		frames, _ := fixture(f, name)
+		var lines []string
+		for _, fr := range frames {
+			lines = append(lines, strings.TrimPrefix(strings.TrimSpace(fr), "data: "))
+		}
+		f.Add([]byte(strings.Join(lines, "\n")))
+		slices.Reverse(lines)
+		f.Add([]byte(strings.Join(lines, "\n")))
+	}
+	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$.a","stringValue":"x"}],"willContinue":true}}]}}]}`))
+	f.Add([]byte(`{"candidates":[{"index":1,"content":{"parts":[{"text":"other"}]}},{"content":{"parts":[{"text":"","thought":true,"thoughtSignature":"c2ln"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]},"finishReason":"STOP"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) {
+			return // the API sends UTF-8; a context keeps text as UTF-8
+		}
+		var s nousgemini.ContentStream
+		s.OnDelta = func(d nous.Delta) {
+			if d.Text == "" || d.Index < 0 {
+				t.Errorf("delta %+v", d)
+			}
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			var chunk genai.GenerateContentResponse
+			if json.Unmarshal([]byte(line), &chunk) != nil {
+				continue
+			}
+			if s.Add(&chunk) != nil {
+				break
+			}
+		}
+		final, finalUsage, err := s.Message()
+		m, u := s.Partial()
+		if err == nil && !strings.HasPrefix(final.Text(), m.Text()) {
+			t.Errorf("partial text %q does not begin %q", m.Text(), final.Text())
+		}
+		if err == nil {
+			if bad := exceeds(u, finalUsage); bad != "" {
+				t.Errorf("partial usage %+v over the final %+v: %s", u, finalUsage, bad)
+			}
+		}
+		if m.Role == "" {
+			if m.Content != "" || m.Parts != nil || m.Metadata != nil {
+				t.Errorf("a partial without a role: %+v", m)
+			}
+			return
+		}
+		checkKept(t, m)
+		c := nous.NewContext()
+		must(t, c.AddMessages(nous.UserMessage("q"), m))
+		if err := c.CheckToolPairing(); err != nil {
+			t.Fatal(err)
+		}
+		p := nousgemini.Params{Config: &genai.GenerateContentConfig{}}
+		if err := nousgemini.Fill(&p, c); err != nil {
+			t.Fatalf("Fill refuses the partial %+v: %v", m, err)
+		}
+		if !lastIs(adapttest.RoundTrip(t, c), m) {
+			t.Errorf("the partial changed in a round trip")
+		}
 	})
 }

@@ -114,6 +114,51 @@
 // an assistant summary is the model's text, each with the lead user content
 // before the model's turn when the kept messages begin with it.
 //
+// # Streaming
+//
+// [Stream] is [Send] on GenerateContentStream: the reply's deltas go to
+// onDelta as they come, and the message at the end is the one [Message]
+// gives for the same reply not streamed, byte for byte. c.EmitDelta routes
+// the deltas to the context's Callbacks: text to "on_llm_new_delta",
+// thoughts to "on_llm_new_thinking_delta", function calls to
+// "on_tool_call_delta"; a runtime may c.Emit(nous.CallbackLLMNewMessage, m)
+// once the message is whole:
+//
+//	m, err := nousgemini.Stream(ctx, client, params, c, c.EmitDelta)
+//	if errors.Is(err, nous.ErrInterrupted) && m.Role != "" {
+//		c.AddMessage(m) // what came before the stream stopped: text and plain thinking
+//	}
+//	if err != nil {
+//		return err
+//	}
+//	c.Emit(nous.CallbackLLMNewMessage, m)
+//	// m.ToolCalls are what the loop runs next
+//
+// A runtime that reads the stream itself (ADK-Go) adds each chunk to a
+// [ContentStream]. The chunks' parts merge as the response not streamed
+// has them: consecutive text parts of one kind (thoughts, or text) are one
+// part carrying the thought signature that came on any of them (a second
+// signature begins a part of its own), so the signature Gemini 3 sends on
+// an empty text part at the end of a run signs the run's part, and one
+// after a function call stays an empty text part that carries it. Function
+// calls come whole, one delta each (its arguments as Text).
+//
+// A reply ends with a finish reason on candidate 0, or a blocked prompt
+// (promptFeedback with a blockReason: an error wrapping [ErrNoCandidate],
+// its usage added, as for Send). One that stops before (ctx cancelled, a
+// cut connection, an error event of the API, chunks that end without a
+// finish reason) has the usage of its last chunk added (the API's counts
+// are running totals; Requests 1) and returns [ContentStream.Partial],
+// which it does not add, with an error wrapping [nous.ErrInterrupted]. The
+// partial message is marked Metadata[nous.MetadataInterrupted] and keeps
+// the text so far, as Message places it, and the thoughts so far as plain
+// nous.ThinkingPart(text, "") parts, which no adapter sends back. It drops
+// the function calls (even whole ones: a call of a reply that stopped is
+// not run, and one without its result would break the pairing), every
+// thought signature, the images and files the model made, and the parts
+// Message keeps whole (code the model ran, its result). With neither text
+// nor thoughts it is the zero nous.Message: nothing to add.
+//
 // # Summaries
 //
 // [NewSummarizer] makes a [nous.Summarizer] of the client and params a

@@ -1,7 +1,9 @@
 // Package geminitest is a scripted model for tests of agents on Gemini's
 // GenerateContent through google.golang.org/genai: a local server that
 // answers each request with the next [Reply] of a script, and keeps what
-// was sent. No network, no key:
+// was sent. A streamed request (GenerateContentStream) gets the reply as
+// one Server-Sent Event, or the reply's Frames, a recorded stream, cut
+// where the test says. No network, no key:
 //
 //	model := geminitest.NewServer(geminitest.Reply{ToolCalls: ...}, geminitest.Reply{Text: "18°C"})
 //	defer model.Close()
@@ -15,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -40,7 +43,20 @@ type Reply struct {
 	// the API carrying Error instead (429, 503, ...).
 	Status int
 	Error  string
+	// Frames, when set, answer a request with a stream of Server-Sent
+	// Events, each frame whole ("data: {...}\r\n\r\n"; [Frames] splits a
+	// recorded stream), instead of the reply above: the frames as they
+	// are, a cut stream when they stop short of the last.
+	Frames []string
+	// Abort, with Frames, cuts the connection after them: the client
+	// reads an unexpected end of the stream.
+	Abort bool
 }
+
+// Frames splits a recorded stream of Server-Sent Events (a .sse file)
+// into its frames, for [Reply].Frames: Frames(sse)[:k] is the stream cut
+// after k events.
+func Frames(sse string) []string { return scripted.Frames(sse) }
 
 // Server is the scripted model: URL is its base URL, Requests the JSON
 // bodies of the requests so far, in order, and Close stops it.
@@ -66,7 +82,7 @@ func NewServer(replies ...Reply) *Server {
 // time for a client that waits for each answer. Close stops it.
 func NewServerFunc(reply func(n int, request []byte) Reply) *Server {
 	s := &Server{reply: reply}
-	s.Server = scripted.New(s.answer)
+	s.Server = scripted.NewReplies(s.answer)
 	return s
 }
 
@@ -76,8 +92,21 @@ func (s *Server) Client(ctx context.Context) (*genai.Client, error) {
 	return genai.NewClient(ctx, &genai.ClientConfig{APIKey: "test", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: s.URL()}})
 }
 
-func (s *Server) answer(n int, _ string, request []byte) (int, string) {
+func (s *Server) answer(n int, path string, request []byte) scripted.Reply {
 	r := s.reply(n, request)
+	if r.Frames != nil {
+		return scripted.Reply{Status: http.StatusOK, Frames: r.Frames, Abort: r.Abort}
+	}
+	status, body := response(n, r)
+	if status == http.StatusOK && strings.HasSuffix(path, ":streamGenerateContent") {
+		return scripted.Reply{Status: status, Frames: []string{"data: " + body + "\r\n\r\n"}}
+	}
+	return scripted.Reply{Status: status, Body: body}
+}
+
+// response returns the HTTP status and the JSON body of the n-th reply r,
+// not streamed.
+func response(n int, r Reply) (int, string) {
 	if r.Status != 0 {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": r.Status, "message": r.Error, "status": "SCRIPTED"}})
 		return r.Status, string(b)
