@@ -29,8 +29,10 @@ type Accumulator[E any] interface {
 // before its end (an error, a cancelled context, a cut connection, an
 // error event, or events that end without the last) has the usage that
 // arrived added, and returns acc's partial message, which it does not add,
-// with an error wrapping nous.ErrInterrupted and the cause. An error
-// before any event came (the API refused the request) changes nothing.
+// with an error wrapping nous.ErrInterrupted and the cause. A stream whose
+// last event came has ended, whatever the connection does after it. An
+// error before any event came (the API refused the request) changes
+// nothing.
 func Stream[P, E any](c *nous.Context, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
 	if c == nil {
 		return nous.Message{}, errors.New("nous: a model call needs a context to send")
@@ -39,7 +41,7 @@ func Stream[P, E any](c *nous.Context, params P, fill func(*P, *nous.Context) er
 		return nous.Message{}, err
 	}
 	var cause error
-	events := 0
+	events, event := 0, false // event: the cause is an event's
 	for e, err := range open(params) {
 		if err != nil {
 			cause = err
@@ -47,12 +49,19 @@ func Stream[P, E any](c *nous.Context, params P, fill func(*P, *nous.Context) er
 		}
 		events++
 		if err := acc.Add(e); err != nil {
-			cause = err
+			cause, event = err, true
 			break
 		}
 	}
 	if cause != nil && events == 0 {
 		return nous.Message{}, cause
+	}
+	if cause != nil && !event {
+		// A connection lost after the last event (an API that sends no
+		// end of stream of its own) loses nothing: the reply is whole.
+		if _, _, err := acc.Message(); !errors.Is(err, nous.ErrInterrupted) {
+			cause = nil
+		}
 	}
 	if cause == nil {
 		m, usage, err := acc.Message()
