@@ -91,4 +91,3 @@ func FuzzResponsesStream(f *testing.F) {
 		checkFuzzedPartial(t, &s, false)
 	})
 }
-

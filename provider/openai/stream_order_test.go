@@ -114,4 +114,3 @@ func caseNamed(t testing.TB, name string) streamCase {
 	t.Fatalf("no fixture %s", name)
 	return streamCase{}
 }
-
