@@ -400,3 +400,35 @@ func TestStreamErrorEvent(t *testing.T) {
 		}
 	}
 }
+
+// StreamChat asks for the usage chunk on its copy of params, and fills
+// that copy only; both streamed requests say "stream".
+func TestStreamRequests(t *testing.T) {
+	model := openaitest.NewServer(openaitest.Reply{Text: "hi"}, openaitest.Reply{Text: "hi"})
+	defer model.Close()
+	ctx, client := context.Background(), model.Client()
+	chat := openai.ChatCompletionNewParams{Model: "gpt-test"}
+	_, err := nousopenai.StreamChat(ctx, client, chat, userContext(t), nil)
+	must(t, err)
+	resp := responses.ResponseNewParams{Model: "gpt-test"}
+	_, err = nousopenai.StreamResponses(ctx, client, resp, userContext(t), nil)
+	must(t, err)
+	if chat.StreamOptions.IncludeUsage.Valid() || len(chat.Messages) != 0 || resp.Input.OfInputItemList != nil {
+		t.Error("the caller's params were changed")
+	}
+	type request struct {
+		Stream        bool
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	var sent []request
+	for _, body := range model.Requests() {
+		var r request
+		must(t, json.Unmarshal(body, &r))
+		sent = append(sent, r)
+	}
+	if len(sent) != 2 || !sent[0].Stream || !sent[1].Stream || sent[0].StreamOptions == nil || !sent[0].StreamOptions.IncludeUsage {
+		t.Errorf("sent %+v", sent)
+	}
+}
