@@ -30,6 +30,55 @@
 // call's usage goes into the context's Usage, also when the summary fails
 // or is refused; a reply without text is an error wrapping [ErrNoSummary].
 //
+// # Streaming
+//
+// [StreamChat] and [StreamResponses] are [SendChat] and [SendResponses] on
+// a streamed reply: the reply's deltas go to a callback as they come, and
+// the message at the end is the one the import of the same response not
+// streamed gives, byte for byte. A runtime passes the context's
+// [nous.Context.EmitDelta], which routes text to its "on_llm_new_delta"
+// callback, thinking to "on_llm_new_thinking_delta" and tool-call deltas
+// to "on_tool_call_delta", and may emit the whole message after:
+//
+//	m, err := nousopenai.StreamChat(ctx, client, params, c, c.EmitDelta)
+//	switch {
+//	case errors.Is(err, nous.ErrInterrupted): // cancelled, cut or failed: m is what came
+//		if m.Role != "" {
+//			c.AddMessage(m) // text so far, marked interrupted; no tool call
+//		}
+//	case err != nil: // nothing changed
+//	default: // m and its usage are in c
+//		c.Emit(nous.CallbackLLMNewMessage, m)
+//	}
+//
+// A runtime that reads the SDK's stream itself feeds its events to a
+// [ChatStream] or a [ResponsesStream] (Add each, then Message, or Partial
+// when the stream stopped early). What ends a stream: a Chat reply ends at
+// its first choice's finish_reason; its usage comes in a last chunk
+// without choices, which StreamChat asks for (StreamOptions.IncludeUsage)
+// and which a body that ends right after the finish lacks: the reply is
+// whole, its usage Requests 1 without tokens. A Responses reply ends with
+// response.completed, or response.incomplete (the message of an
+// incomplete response, as the import gives it); response.failed and an
+// error event stop it, an error wrapping [ErrFailed].
+//
+// A stream that stops before its end (the context cancelled, the
+// connection cut, an error of the API, a body that ends too soon) gives a
+// partial message, which is not added: the assistant's text so far (every
+// text so far, one cut halfway too), placed as the import places text but
+// without item IDs, and the reasoning summary so far as plain thinking
+// parts ([nous.ThinkingPart] without a signature, never the encrypted
+// content, which no adapter sends back), marked
+// [nous.MetadataInterrupted]. It holds no tool call, not even one whose
+// arguments came whole: a call of an unfinished reply is never run, and a
+// call without its result would break the pairing; nor any hosted tool's
+// item (a web search). With neither text nor thinking it is the zero
+// Message. The usage added is what arrived: Requests 1 once an event came,
+// and tokens only from the final usage (the Chat usage chunk, a
+// Responses API final or failed response), never more than the reply's.
+// An error before any event (the API refused the request) changes
+// nothing.
+//
 // # Rules
 //
 // The view is checked before anything is sent; a view the API would refuse
@@ -157,8 +206,9 @@ var ErrNoChoice = errors.New("the response has no choice")
 // [ResponseMessage].
 var ErrNoResponse = errors.New("no response")
 
-// ErrFailed reports a Responses API response whose status is "failed": the
-// API's error (its code and message) is in the error's text.
+// ErrFailed reports a Responses API response whose status is "failed", or
+// a Responses API stream's error event: the API's error (its code and
+// message) is in the error's text.
 var ErrFailed = errors.New("the response failed")
 
 // Error is a view the API would refuse, as [FillChat] and [FillResponses]

@@ -7,6 +7,12 @@
 //	defer model.Close()
 //	client := model.Client()
 //	// ... the agent's loop, then model.Requests() for what it sent
+//
+// A streamed request (the SDK's NewStreaming, "stream": true in its body)
+// gets the same reply as a stream of Server-Sent Events: Chat Completions
+// chunks, or Responses API events, as the API sends them; a Reply with
+// Frames plays those instead (a recorded stream, cut or not), and one with
+// Abort cuts the connection after them.
 package openaitest
 
 import (
@@ -39,6 +45,14 @@ type Reply struct {
 	// the API carrying Error instead (429, 500, ...).
 	Status int
 	Error  string
+	// Frames, when set, answer with these Server-Sent Events instead, each
+	// whole with the blank line that ends it (see [scripted.Frames] for
+	// those of a recorded stream), streamed request or not.
+	Frames []string
+	// Abort cuts the connection after the events, streamed without their
+	// end: the client reads an unexpected end of the body. It applies to
+	// a streamed request, or to Frames.
+	Abort bool
 }
 
 // Server is the scripted model: URL is its base URL, Requests the JSON
@@ -65,7 +79,7 @@ func NewServer(replies ...Reply) *Server {
 // time for a client that waits for each answer. Close stops it.
 func NewServerFunc(reply func(n int, request []byte) Reply) *Server {
 	s := &Server{reply: reply}
-	s.Server = scripted.New(s.answer)
+	s.Server = scripted.NewReplies(s.answer)
 	return s
 }
 
@@ -75,15 +89,26 @@ func (s *Server) Client(opts ...option.RequestOption) openai.Client {
 	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(s.URL()), option.WithAPIKey("test"), option.WithMaxRetries(0)}, opts...)...)
 }
 
-func (s *Server) answer(n int, path string, request []byte) (int, string) {
+func (s *Server) answer(n int, path string, request []byte) scripted.Reply {
 	r := s.reply(n, request)
-	if r.Status != 0 {
-		return r.Status, errorBody(r)
+	switch {
+	case r.Status != 0:
+		return scripted.Reply{Status: r.Status, Body: errorBody(r)}
+	case r.Frames != nil:
+		return scripted.Reply{Frames: r.Frames, Abort: r.Abort}
 	}
-	if strings.HasSuffix(path, "/responses") {
-		return http.StatusOK, responsesBody(n, &r)
+	var streamed struct{ Stream bool }
+	_ = json.Unmarshal(request, &streamed) // a body that is not JSON is not streamed
+	responses := strings.HasSuffix(path, "/responses")
+	switch {
+	case streamed.Stream && responses:
+		return scripted.Reply{Frames: responsesFrames(responsesBody(n, &r)), Abort: r.Abort}
+	case streamed.Stream:
+		return scripted.Reply{Frames: chatFrames(n, &r), Abort: r.Abort}
+	case responses:
+		return scripted.Reply{Status: http.StatusOK, Body: responsesBody(n, &r)}
 	}
-	return http.StatusOK, chatBody(n, &r)
+	return scripted.Reply{Status: http.StatusOK, Body: chatBody(n, &r)}
 }
 
 func errorBody(r Reply) string {
