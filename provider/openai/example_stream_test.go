@@ -37,25 +37,30 @@ func ExampleStreamChat() {
 	// It is 18°C in Paris. 2 12 7
 }
 
-// A streamed Responses reply cut before its end: the text so far comes
+// A streamed Responses reply the user stops halfway: the text so far comes
 // back marked interrupted, without the call that was on its way, for the
 // caller to add.
 func ExampleStreamResponses() {
 	call := nous.ToolCall{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
 	model := openaitest.NewServerFunc(func(int, []byte) openaitest.Reply {
-		return openaitest.Reply{Text: "Let me check.", ToolCalls: []nous.ToolCall{call}, Abort: true}
+		return openaitest.Reply{Text: "Let me check.", ToolCalls: []nous.ToolCall{call}}
 	})
 	defer model.Close()
 	c := nous.NewContext()
 	if err := c.AddMessage(nous.UserMessage("Weather in Paris?")); err != nil {
 		panic(err)
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	onDelta := func(d nous.Delta) {
 		if d.Kind == nous.DeltaToolCall {
 			fmt.Printf("call %d %s %s %q\n", d.Index, d.ToolCallID, d.ToolName, d.Text)
+			if d.Text != "" {
+				stop() // the user stops the reply: the call is not run
+			}
 		}
 	}
-	m, err := nousopenai.StreamResponses(context.Background(), model.Client(), responses.ResponseNewParams{Model: "gpt-test"}, c, onDelta)
+	m, err := nousopenai.StreamResponses(ctx, model.Client(), responses.ResponseNewParams{Model: "gpt-test"}, c, onDelta)
 	fmt.Println(errors.Is(err, nous.ErrInterrupted), m.Interrupted(), m.Content, len(m.ToolCalls))
 	if m.Role != "" {
 		if err := c.AddMessage(m); err != nil {
