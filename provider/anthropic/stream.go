@@ -337,7 +337,9 @@ func (s *MessageStream) Partial() (nous.Message, nous.Usage) {
 //
 // A view Fill refuses is its [*Error], and nothing is sent; an error of the
 // API before any event (the request refused, an HTTP error) changes
-// nothing. A stream that stops before message_stop (ctx cancelled, the
+// nothing. Reading stops at message_stop: a connection cut after it does
+// not change the reply; and it stops at the first event after ctx is done,
+// even one the client had read already. A stream that stops before message_stop (ctx cancelled, the
 // connection cut, the body ending early, an error event of the API such
 // as overloaded_error) has the usage that arrived added to c, and returns
 // [MessageStream.Partial]'s message, which it does not add, with an error
@@ -346,6 +348,24 @@ func (s *MessageStream) Partial() (nous.Message, nous.Usage) {
 // when it is not the zero Message, or drops it.
 func Stream(ctx context.Context, client anthropic.Client, params anthropic.MessageNewParams, c *nous.Context, onDelta func(nous.Delta), opts ...option.RequestOption) (nous.Message, error) {
 	return adapt.Stream(c, params, Fill, func(p anthropic.MessageNewParams) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
-		return adapt.Seq(client.Messages.NewStreaming(ctx, p, opts...))
+		return untilStop(ctx, adapt.Seq(client.Messages.NewStreaming(ctx, p, opts...)))
 	}, &MessageStream{OnDelta: onDelta})
+}
+
+// untilStop returns the events of a stream up to its message_stop, the
+// last the API sends: what the connection does after it (closes, or is cut
+// before the end of the body) does not change a reply that is whole. Once
+// ctx is done, the next event is its error: the events the client had
+// read ahead are not read.
+func untilStop(ctx context.Context, events iter.Seq2[anthropic.MessageStreamEventUnion, error]) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
+	return func(yield func(anthropic.MessageStreamEventUnion, error) bool) {
+		for e, err := range events {
+			if err == nil && ctx.Err() != nil {
+				e, err = anthropic.MessageStreamEventUnion{}, ctx.Err()
+			}
+			if !yield(e, err) || err != nil || e.Type == "message_stop" {
+				return
+			}
+		}
+	}
 }
