@@ -115,7 +115,7 @@ func (s *MessageStream) Add(e anthropic.MessageStreamEventUnion) error {
 		sb := s.newBlock(cb.Type)
 		s.blocks = append(s.blocks, sb)
 		switch {
-		case cb.Type == "tool_use":
+		case cb.Type == "tool_use" && (cb.ID != "" || cb.Name != ""):
 			s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: sb.index, ToolCallID: cb.ID, ToolName: cb.Name})
 		case cb.Type == "text" && cb.Text != "":
 			s.emit(nous.Delta{Kind: nous.DeltaText, Index: sb.index, Text: cb.Text})
