@@ -124,6 +124,50 @@
 //     images and documents after them; so the request opens a new turn,
 //     which the API takes with thinking on. The view is not changed.
 //
+// # Streaming
+//
+// [Stream] is [Send] on a streamed reply (client.Messages.NewStreaming):
+// the reply's deltas go to onDelta as they come, and the reply, once whole,
+// is added to the context as Send adds it: the same message and usage, byte
+// for byte, as the reply not streamed gives ([MessageStream] accumulates the
+// events with the SDK's own Accumulate, and [Message] reads the result).
+// Pass c.EmitDelta to route the deltas to the context's Callbacks: text to
+// "on_llm_new_delta", thinking to "on_llm_new_thinking_delta", a tool
+// call's name and input pieces to "on_tool_call_delta" (a [nous.Delta]); a
+// runtime may c.Emit(nous.CallbackLLMNewMessage, m) once m is whole.
+//
+//	for {
+//		m, err := nousanthropic.Stream(ctx, client, base, c, c.EmitDelta)
+//		if errors.Is(err, nous.ErrInterrupted) { // cancelled, cut, or an error event
+//			if m.Role != "" {
+//				c.AddMessage(m) // what came: text, and thinking as plain text
+//			}
+//			break
+//		}
+//		if err != nil { ... } // nothing sent, or the API refused it: nothing changed
+//		if len(m.ToolCalls) == 0 { break }
+//		c.RunToolCalls(ctx, m.ToolCalls, run)
+//	}
+//
+// A stream ends with message_stop; reading stops there. Usage arrives in
+// message_start (input and cache tokens) and message_delta (the output
+// tokens so far, counted whole each time). A stream that stops before
+// message_stop (ctx cancelled, the connection cut, the body ending early,
+// an error event such as overloaded_error) adds the usage that arrived and
+// returns an error wrapping [nous.ErrInterrupted] with the partial
+// message, which it does not add. The partial message
+// ([MessageStream.Partial]) is what the API takes back: the assistant's,
+// marked with [nous.MetadataInterrupted], holding the text of every text
+// block so far (a block cut halfway included; no citations) and the thinking
+// so far as plain [nous.ThinkingPart]s, without signature, which [Fill]
+// does not send (the API checks a signature, and a cut block has none).
+// It drops every tool_use block, complete or not (a call of an unfinished
+// reply is never run, and one without a result breaks the pairing),
+// redacted thinking, and the server tools' blocks (a server_tool_use and its
+// web_search_tool_result or other result). With no text and no thinking
+// it is the zero Message: nothing to add. The deltas of the API's server
+// tools are not given: they are no call the runtime runs.
+//
 // # Compaction
 //
 // A summary of any role works ([nous.Context.Compact], and

@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nous-go/nous"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
+	"github.com/nous-go/nous/provider/anthropic/anthropictest"
 )
 
 // fakeAPI returns a client of a fake Messages API on a local server that
@@ -248,4 +250,74 @@ func ExampleNewSummarizer() {
 	// user "Summary of the earlier conversation:\n\nThe user is planning a trip to Paris in May; the assistant suggested the Louvre."
 	// user "Where should I eat?"
 	// requests 2, input 420, output 108
+}
+
+// A tool loop on streamed replies: the context's callbacks show the reply
+// as it comes (c.EmitDelta routes each delta to them), and each reply,
+// once whole, is in the context as Send would have put it. A reply cut
+// short is returned with ErrInterrupted; the caller may add what came.
+func ExampleStream() {
+	call := nous.ToolCall{ID: "toolu_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	model := anthropictest.NewServer(
+		anthropictest.Reply{Thinking: "Look it up.", ToolCalls: []nous.ToolCall{call}, Usage: nous.Usage{InputTokens: 50, OutputTokens: 10}},
+		anthropictest.Reply{Text: "It is 18°C in Paris.", Usage: nous.Usage{InputTokens: 70, OutputTokens: 8}},
+		anthropictest.Reply{Frames: cut(4)})
+	defer model.Close()
+	client, ctx := model.Client(), context.Background()
+	c := nous.NewContext()
+	c.Callbacks = map[string]nous.Callback{
+		nous.CallbackLLMNewDelta:         func(_ string, text any) { fmt.Printf("text %q\n", text) },
+		nous.CallbackLLMNewThinkingDelta: func(_ string, text any) { fmt.Printf("thinking %q\n", text) },
+		nous.CallbackToolCallDelta: func(_ string, d any) {
+			fmt.Printf("call %d %s %q\n", d.(nous.Delta).Index, d.(nous.Delta).ToolName, d.(nous.Delta).Text)
+		},
+	}
+	base := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024}
+	c.AddMessage(nous.UserMessage("Weather in Paris?"))
+	for {
+		m, err := nousanthropic.Stream(ctx, client, base, c, c.EmitDelta)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if len(m.ToolCalls) == 0 {
+			break
+		}
+		c.RunToolCalls(ctx, m.ToolCalls, func(context.Context, nous.RunContext) nous.ToolResult {
+			return nous.ToolResult{Content: "18°C"}
+		})
+	}
+	fmt.Println(c.Len(), "messages;", c.Usage.InputTokens, "input tokens,", c.Usage.OutputTokens, "output")
+
+	c.AddMessage(nous.UserMessage("And tomorrow?"))
+	m, err := nousanthropic.Stream(ctx, client, base, c, nil)
+	fmt.Println(errors.Is(err, nous.ErrInterrupted), m.Interrupted(), m.Content)
+	if m.Role != "" {
+		c.AddMessage(m) // what came, which the next request sends
+	}
+	// Output:
+	// thinking "Look"
+	// thinking " it"
+	// thinking " up."
+	// call 0 get_weather ""
+	// call 0 get_weather "{\"city\":"
+	// call 0 get_weather "\"Paris\"}"
+	// text "It"
+	// text " is"
+	// text " 18°C"
+	// text " in"
+	// text " Paris."
+	// 4 messages; 120 input tokens, 18 output
+	// true true It will
+}
+
+// cut returns the first n events of a streamed reply.
+func cut(n int) []string {
+	return []string{
+		`event: message_start` + "\n" + `data: {"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":90,"output_tokens":1}}}` + "\n\n",
+		`event: content_block_start` + "\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n",
+		`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"It"}}` + "\n\n",
+		`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" will"}}` + "\n\n",
+		`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" rain tomorrow."}}` + "\n\n",
+	}[:n]
 }

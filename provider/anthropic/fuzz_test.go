@@ -3,6 +3,10 @@ package anthropic_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -10,6 +14,7 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/internal/adapttest"
+	"github.com/nous-go/nous/internal/scripted"
 	nousanthropic "github.com/nous-go/nous/provider/anthropic"
 )
 
@@ -68,4 +73,64 @@ func FuzzKept(f *testing.F) {
 			t.Fatalf("Fill accepted what does not encode: %v", err)
 		}
 	})
+}
+
+// FuzzMessageStream: any events, in any order (one JSON event a line,
+// decoded as the SDK decodes them), read by a MessageStream give no panic;
+// Partial is always a message the caller can add (zero, or the
+// assistant's with text and plain thinking only, which keeps the pairing
+// and fills a request the API takes), and a message Message gives fills a
+// request or gives an *Error.
+func FuzzMessageStream(f *testing.F) {
+	for _, name := range []string{"text", "thinking_tool", "redacted_thinking", "parallel_tools", "web_search", "ping", "overloaded"} {
+		sse, err := os.ReadFile(filepath.Join("testdata", "stream", name+".sse"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		var lines []string
+		for _, frame := range scripted.Frames(string(sse)) {
+			if _, data, ok := strings.Cut(frame, "\ndata: "); ok {
+				lines = append(lines, strings.TrimSpace(data))
+			}
+		}
+		f.Add(strings.Join(lines, "\n"))
+		slices.Reverse(lines)
+		f.Add(strings.Join(lines, "\n"))
+	}
+	f.Fuzz(fuzzStream)
+}
+
+func fuzzStream(t *testing.T, stream string) {
+	if !utf8.ValidString(stream) {
+		return // the API sends UTF-8
+	}
+	var s nousanthropic.MessageStream
+	s.OnDelta = func(d nous.Delta) {
+		if d.Kind == nous.DeltaToolCall && d.ToolCallID == "" && d.ToolName == "" && d.Text == "" {
+			t.Fatalf("an empty delta: %+v", d)
+		}
+	}
+	for line := range strings.SplitSeq(stream, "\n") {
+		var e anthropic.MessageStreamEventUnion
+		if e.UnmarshalJSON([]byte(line)) != nil {
+			continue
+		}
+		_ = s.Add(e)
+		s.Partial()
+	}
+	m, _ := s.Partial()
+	checkPartial(t, "fuzz", m)
+	if m.Role != "" {
+		c := nous.NewContext()
+		adapttest.Must(t, c.AddMessage(nous.UserMessage("q")))
+		adapttest.Must(t, c.AddMessage(m))
+		checkSendable(t, "fuzz", c)
+	}
+	if whole, _, err := s.Message(); err == nil {
+		adapttest.Refill(t, whole, func(c *nous.Context) (any, error) {
+			var params anthropic.MessageNewParams
+			err := nousanthropic.Fill(&params, c)
+			return params, err
+		})
+	}
 }

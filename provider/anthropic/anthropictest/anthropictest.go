@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -41,6 +42,15 @@ type Reply struct {
 	// the API carrying Error instead (429, 529, ...).
 	Status int
 	Error  string
+	// Frames, when set, are the reply as Server-Sent Events, played as
+	// they are (each flushed in turn), whether the request streams or not:
+	// a recorded stream (scripted.Frames of an .sse file), or its first k
+	// events for a stream cut short. The other fields are then unused but
+	// Abort.
+	Frames []string
+	// Abort cuts the connection after the Frames, without ending the
+	// response: the client reads an unexpected end of its body.
+	Abort bool
 }
 
 // Server is the scripted model: URL is its base URL, Requests the JSON
@@ -67,7 +77,7 @@ func NewServer(replies ...Reply) *Server {
 // time for a client that waits for each answer. Close stops it.
 func NewServerFunc(reply func(n int, request []byte) Reply) *Server {
 	s := &Server{reply: reply}
-	s.Server = scripted.New(s.answer)
+	s.Server = scripted.NewReplies(s.answer)
 	return s
 }
 
@@ -77,12 +87,28 @@ func (s *Server) Client(opts ...option.RequestOption) anthropic.Client {
 	return anthropic.NewClient(append([]option.RequestOption{option.WithBaseURL(s.URL()), option.WithAPIKey("test"), option.WithMaxRetries(0)}, opts...)...)
 }
 
-func (s *Server) answer(n int, _ string, request []byte) (int, string) {
+// answer answers the n-th request: with the reply's frames, or its
+// error, or its message, which a streamed request (client.Messages.NewStreaming)
+// gets as the events the API would send of it.
+func (s *Server) answer(n int, _ string, request []byte) scripted.Reply {
 	r := s.reply(n, request)
+	if r.Frames != nil {
+		return scripted.Reply{Frames: r.Frames, Abort: r.Abort}
+	}
 	if r.Status != 0 {
 		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "scripted_error", "message": r.Error}})
-		return r.Status, string(b)
+		return scripted.Reply{Status: r.Status, Body: string(b)}
 	}
+	body := message(n, r)
+	var streamed struct{ Stream bool }
+	if json.Unmarshal(request, &streamed) == nil && streamed.Stream {
+		return scripted.Reply{Frames: events(body), Abort: r.Abort}
+	}
+	return scripted.Reply{Status: http.StatusOK, Body: body}
+}
+
+// message returns the JSON of the n-th reply's message.
+func message(n int, r Reply) string {
 	var content []any
 	if r.Thinking != "" {
 		content = append(content, map[string]any{"type": "thinking", "thinking": r.Thinking, "signature": fmt.Sprintf("scripted-signature-%d", n+1)})
@@ -114,5 +140,92 @@ func (s *Server) answer(n int, _ string, request []byte) (int, string) {
 		"usage": map[string]any{"input_tokens": u.InputTokens - u.CacheReadInputTokens - u.CacheCreationInputTokens, "output_tokens": u.OutputTokens,
 			"cache_read_input_tokens": u.CacheReadInputTokens, "cache_creation_input_tokens": u.CacheCreationInputTokens},
 	})
-	return http.StatusOK, string(b)
+	return string(b)
+}
+
+// events returns the Server-Sent Events the API streams of a message, the
+// JSON of its response not streamed: message_start, each block's start,
+// deltas and stop (text and thinking in pieces of a word or so, a tool's
+// input in pieces of a few bytes, after an empty one as the API sends
+// first), message_delta with the stop reason and the output tokens, and
+// message_stop; and a ping after the first block starts, as the API sends.
+func events(body string) []string {
+	var m struct {
+		StopReason string `json:"stop_reason"`
+		Content    []map[string]json.RawMessage
+	}
+	_ = json.Unmarshal([]byte(body), &m) // a message this package wrote
+	var frames []string
+	add := func(event string, data any) {
+		b, _ := json.Marshal(data)
+		frames = append(frames, fmt.Sprintf("event: %s\ndata: %s\n\n", event, b))
+	}
+	var head struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+		Usage struct {
+			InputTokens              int `json:"input_tokens"`
+			CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+			CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+			OutputTokens             int `json:"output_tokens"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal([]byte(body), &head)
+	out := head.Usage.OutputTokens
+	head.Usage.OutputTokens = min(out, 1)
+	add("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": head.ID, "type": "message", "role": "assistant", "model": head.Model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": head.Usage}})
+	for i, b := range m.Content {
+		var typ, text, thinking, signature string
+		_ = json.Unmarshal(b["type"], &typ)
+		delta := func(d map[string]any) {
+			add("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
+		}
+		switch typ {
+		case "text":
+			_ = json.Unmarshal(b["text"], &text)
+			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			for _, p := range pieces(text) {
+				delta(map[string]any{"type": "text_delta", "text": p})
+			}
+		case "thinking":
+			_ = json.Unmarshal(b["thinking"], &thinking)
+			_ = json.Unmarshal(b["signature"], &signature)
+			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+			for _, p := range pieces(thinking) {
+				delta(map[string]any{"type": "thinking_delta", "thinking": p})
+			}
+			delta(map[string]any{"type": "signature_delta", "signature": signature})
+		case "tool_use":
+			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			delta(map[string]any{"type": "input_json_delta", "partial_json": ""})
+			if input := string(b["input"]); input != "{}" {
+				for k := 0; k < len(input); k += 8 {
+					delta(map[string]any{"type": "input_json_delta", "partial_json": input[k:min(k+8, len(input))]})
+				}
+			}
+		}
+		if i == 0 {
+			frames = append(frames, "event: ping\ndata: {\"type\": \"ping\"}\n\n")
+		}
+		add("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	add("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": m.StopReason, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": out}})
+	add("message_stop", map[string]any{"type": "message_stop"})
+	return frames
+}
+
+// pieces returns text in pieces of a word each, the space before a word
+// with it.
+func pieces(text string) []string {
+	var out []string
+	for len(text) > 0 {
+		k := strings.IndexByte(text[1:], ' ')
+		if k < 0 {
+			return append(out, text)
+		}
+		out, text = append(out, text[:k+1]), text[k+1:]
+	}
+	return out
 }
