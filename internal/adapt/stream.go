@@ -1,6 +1,7 @@
 package adapt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -24,7 +25,9 @@ type Accumulator[E any] interface {
 }
 
 // Stream is [Send] on a streamed reply: params filled from c by fill;
-// the stream opened by open; each event read by acc. A stream that ends
+// the stream opened by open; each event read by acc, until ctx is done
+// (the events an SDK read ahead of a cancel from a delta callback are not
+// read). A stream that ends
 // has its usage and message added to c, as Send would. One that stops
 // before its end (an error, a cancelled context, a cut connection, an
 // error event, or events that end without the last) has the usage that
@@ -33,7 +36,7 @@ type Accumulator[E any] interface {
 // last event came has ended, whatever the connection does after it. An
 // error before any event came (the API refused the request) changes
 // nothing.
-func Stream[P, E any](c *nous.Context, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
+func Stream[P, E any](ctx context.Context, c *nous.Context, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
 	if c == nil {
 		return nous.Message{}, errors.New("nous: a model call needs a context to send")
 	}
@@ -43,6 +46,9 @@ func Stream[P, E any](c *nous.Context, params P, fill func(*P, *nous.Context) er
 	var cause error
 	events, event := 0, false // event: the cause is an event's
 	for e, err := range open(params) {
+		if err == nil && ctx.Err() != nil {
+			err = context.Cause(ctx) // an SDK reads ahead: what it read after the cancel is not given
+		}
 		if err != nil {
 			cause = err
 			break

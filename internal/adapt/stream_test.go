@@ -1,6 +1,7 @@
 package adapt_test
 
 import (
+	"context"
 	"errors"
 	"iter"
 	"testing"
@@ -109,7 +110,7 @@ func TestStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			fill := func(p *[]string, _ *nous.Context) error { return tc.fill }
-			m, err := adapt.Stream(c, nil, fill, tc.open, &events{broken: tc.broken})
+			m, err := adapt.Stream(context.Background(), c, nil, fill, tc.open, &events{broken: tc.broken})
 			for _, want := range tc.wantErr {
 				if !errors.Is(err, want) {
 					t.Errorf("err = %v, want it to wrap %v", err, want)
@@ -129,7 +130,7 @@ func TestStream(t *testing.T) {
 			}
 		})
 	}
-	if _, err := adapt.Stream[int, int](nil, 0, nil, nil, nil); err == nil {
+	if _, err := adapt.Stream[int, int](context.Background(), nil, 0, nil, nil, nil); err == nil {
 		t.Error("a nil context was streamed into")
 	}
 }
@@ -187,5 +188,34 @@ func TestSeq(t *testing.T) {
 				t.Errorf("closed %d times", tc.s.closed)
 			}
 		})
+	}
+}
+
+// A context cancelled during the stream (from a delta callback, say)
+// stops it before the next event, even one the SDK has read already.
+func TestStreamCancelled(t *testing.T) {
+	c := nous.NewContext()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	read := 0
+	open := func([]string) iter.Seq2[string, error] {
+		return func(yield func(string, error) bool) {
+			for _, w := range []string{"a", "b", "."} {
+				read++
+				if w == "b" {
+					cancel()
+				}
+				if !yield(w, nil) {
+					return
+				}
+			}
+		}
+	}
+	m, err := adapt.Stream(ctx, c, nil, func(*[]string, *nous.Context) error { return nil }, open, &events{})
+	if !errors.Is(err, nous.ErrInterrupted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if m.Text() != "a" || read != 2 || c.Len() != 0 {
+		t.Errorf("returned %q after reading %d events; the view has %d messages", m.Text(), read, c.Len())
 	}
 }

@@ -347,22 +347,17 @@ func (s *MessageStream) Partial() (nous.Message, nous.Usage) {
 // *anthropic.Error of an error event). The caller adds the partial message
 // when it is not the zero Message, or drops it.
 func Stream(ctx context.Context, client anthropic.Client, params anthropic.MessageNewParams, c *nous.Context, onDelta func(nous.Delta), opts ...option.RequestOption) (nous.Message, error) {
-	return adapt.Stream(c, params, Fill, func(p anthropic.MessageNewParams) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
-		return untilStop(ctx, adapt.Seq(client.Messages.NewStreaming(ctx, p, opts...)))
+	return adapt.Stream(ctx, c, params, Fill, func(p anthropic.MessageNewParams) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
+		return untilStop(adapt.Seq(client.Messages.NewStreaming(ctx, p, opts...)))
 	}, &MessageStream{OnDelta: onDelta})
 }
 
 // untilStop returns the events of a stream up to its message_stop, the
 // last the API sends: what the connection does after it (closes, or is cut
-// before the end of the body) does not change a reply that is whole. Once
-// ctx is done, the next event is its error: the events the client had
-// read ahead are not read.
-func untilStop(ctx context.Context, events iter.Seq2[anthropic.MessageStreamEventUnion, error]) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
+// before the end of the body) does not change a reply that is whole.
+func untilStop(events iter.Seq2[anthropic.MessageStreamEventUnion, error]) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
 	return func(yield func(anthropic.MessageStreamEventUnion, error) bool) {
 		for e, err := range events {
-			if err == nil && ctx.Err() != nil {
-				e, err = anthropic.MessageStreamEventUnion{}, ctx.Err()
-			}
 			if !yield(e, err) || err != nil || e.Type == "message_stop" {
 				return
 			}

@@ -282,23 +282,9 @@ func Stream(ctx context.Context, client *genai.Client, params Params, c *nous.Co
 	if client == nil {
 		return nous.Message{}, errors.New("gemini: Stream needs a client")
 	}
-	acc := &ContentStream{OnDelta: onDelta}
-	open := func(p Params) iter.Seq2[*genai.GenerateContentResponse, error] {
-		return func(yield func(*genai.GenerateContentResponse, error) bool) {
-			for chunk, err := range client.Models.GenerateContentStream(ctx, p.Model, p.Contents, p.Config) {
-				if err == nil && ctx.Err() != nil {
-					chunk, err = nil, ctx.Err() // a chunk read before the cancel, not given
-				}
-				if err != nil && acc.ended {
-					return // the reply ended: a connection cut after it loses nothing
-				}
-				if !yield(chunk, err) || err != nil {
-					return
-				}
-			}
-		}
-	}
-	return adapt.Stream(c, params, Fill, open, acc)
+	return adapt.Stream(ctx, c, params, Fill, func(p Params) iter.Seq2[*genai.GenerateContentResponse, error] {
+		return client.Models.GenerateContentStream(ctx, p.Model, p.Contents, p.Config)
+	}, &ContentStream{OnDelta: onDelta})
 }
 
 // ContentStream reads the SDK's chunks as the shared streamed step does.
