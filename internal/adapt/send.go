@@ -23,6 +23,13 @@ func Send[P, R any](c *nous.Context, params P, fill func(*P, *nous.Context) erro
 		return nous.Message{}, err
 	}
 	m, usage, err := read(resp)
+	return settle(c, m, usage, err)
+}
+
+// settle ends a model call whose reply was read: its usage added to c,
+// as it is billed all the same, and its message too, unless read failed
+// (err).
+func settle(c *nous.Context, m nous.Message, usage nous.Usage, err error) (nous.Message, error) {
 	c.AddUsage(usage)
 	if err != nil {
 		return nous.Message{}, err

@@ -62,26 +62,17 @@ func Stream[P, E any](ctx context.Context, c *nous.Context, params P, fill func(
 	if cause != nil && events == 0 {
 		return nous.Message{}, cause
 	}
-	if cause != nil && !event {
-		// A connection lost after the last event (an API that sends no
-		// end of stream of its own) loses nothing: the reply is whole.
-		if _, _, err := acc.Message(); !errors.Is(err, nous.ErrInterrupted) {
-			cause = nil
-		}
-	}
-	if cause == nil {
+	if cause == nil || !event {
+		// A stream whose last event came is whole, even when the
+		// connection is lost after it (an API that sends no end of stream
+		// of its own).
 		m, usage, err := acc.Message()
 		if !errors.Is(err, nous.ErrInterrupted) {
-			c.AddUsage(usage)
-			if err != nil {
-				return nous.Message{}, err
-			}
-			if err := c.AddMessage(m); err != nil {
-				return nous.Message{}, err
-			}
-			return m, nil
+			return settle(c, m, usage, err)
 		}
-		cause = err
+		if cause == nil {
+			cause = err
+		}
 	}
 	m, usage := acc.Partial()
 	c.AddUsage(usage)
