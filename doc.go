@@ -88,9 +88,9 @@
 // session: a runtime adds one per call ([Context.IncrementIteration]), stops
 // at [Context.MaxIterationsReached], and sets Iteration back to 0 when a new
 // user turn starts a new run. The runtime fields (Stream, Callbacks, Notify,
-// ApprovalHandler, CancellationCheck) are for the runner: nous stores them
-// and calls none of them on its own; [Context.Emit] calls the callbacks
-// when the runner raises an event.
+// ApprovalHandler, CancellationCheck) are for the runner: nous stores them,
+// calls the callbacks when the runner raises an event ([Context.Emit]),
+// and raises the tool events itself in [Context.RunToolCalls].
 //
 // # Streaming
 //

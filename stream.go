@@ -40,8 +40,8 @@ const (
 	CallbackLLMNewDelta         = "on_llm_new_delta"          // string: text of the reply, as it streams
 	CallbackLLMNewThinkingDelta = "on_llm_new_thinking_delta" // string: thinking, as it streams
 	CallbackLLMNewMessage       = "on_llm_new_message"        // Message: the model's reply, whole
-	CallbackToolCall            = "on_tool_call"              // ToolCall: a call about to run
-	CallbackToolResponse        = "on_tool_response"          // Message: a call's result
+	CallbackToolCall            = "on_tool_call"              // ToolCall: a call about to run (RunToolCalls)
+	CallbackToolResponse        = "on_tool_response"          // Message: a call's result (RunToolCalls)
 	// CallbackToolCallDelta is this package's own: a Delta of a tool call, as
 	// it streams, for a UI that shows a call before it runs. The
 	// reference library has no event for it.
@@ -59,6 +59,10 @@ func (c *Context) Emit(event string, payload any) {
 		c.Notify(event, payload)
 	}
 }
+
+// listens reports whether anything receives event: a callback for it, or
+// Notify. An event nobody receives costs nothing, not even its payload.
+func (c *Context) listens(event string) bool { return c.Notify != nil || c.Callbacks[event] != nil }
 
 // EmitDelta emits d as its event: a text delta's Text as
 // [CallbackLLMNewDelta], a thinking delta's as [CallbackLLMNewThinkingDelta], a

@@ -1,6 +1,9 @@
 package nous_test
 
 import (
+	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nous-go/nous"
@@ -78,5 +81,38 @@ func TestInterrupted(t *testing.T) {
 	}
 	if (nous.Message{Role: nous.RoleAssistant, Metadata: map[string]any{nous.MetadataInterrupted: "yes"}}).Interrupted() {
 		t.Error("a mark that is not true counts")
+	}
+}
+
+// RunToolCalls raises the tool events on the caller's goroutine: every
+// call before any runs, then each result as it is added, in call order.
+func TestRunToolCallsEmits(t *testing.T) {
+	var got []string
+	var running atomic.Bool
+	c := nous.NewContext(nous.WithNotify(func(event string, payload any) {
+		switch p := payload.(type) {
+		case nous.ToolCall:
+			if running.Load() {
+				t.Errorf("%s %s after a tool ran", event, p.ID)
+			}
+			got = append(got, event+" "+p.ID+" "+string(p.Arguments))
+		case nous.Message:
+			got = append(got, event+" "+p.ToolCallID+" "+p.Content)
+		}
+	}))
+	calls := []nous.ToolCall{{ID: "a", Name: "f", Arguments: []byte(`{"x":1}`)}, {ID: "b", Name: "f"}}
+	if err := c.AddMessages(nous.UserMessage("go"), nous.AssistantMessage("", calls...)); err != nil {
+		t.Fatal(err)
+	}
+	err := c.RunToolCalls(context.Background(), calls, func(_ context.Context, rc nous.RunContext) nous.ToolResult {
+		running.Store(true)
+		return nous.ToolResult{Content: "done " + rc.Call.ID}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`on_tool_call a {"x":1}`, "on_tool_call b ", "on_tool_response a done a", "on_tool_response b done b"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

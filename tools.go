@@ -57,6 +57,10 @@ type ToolFunc func(ctx context.Context, rc RunContext) ToolResult
 // nothing changes. Every call run is recorded ([Context.AddToolCall]) just
 // before its result, as the reference library records executed calls.
 //
+// It raises the reference library's events ([Context.Emit]), on the
+// caller's goroutine: [CallbackToolCall] with each call before any runs,
+// and [CallbackToolResponse] with each result as it is added.
+//
 // The context must not be used by anything else until RunToolCalls returns.
 func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFunc, opts ...RunContextOption) error {
 	if err := ctx.Err(); err != nil {
@@ -78,6 +82,11 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 				i, call.ID, call.Name, ErrUnpaired)
 		}
 		open = slices.Delete(open, k, k+1)
+	}
+	if c.listens(CallbackToolCall) {
+		for _, call := range calls {
+			c.Emit(CallbackToolCall, call.clone())
+		}
 	}
 	results := make([]ToolResult, len(calls))
 	var wg sync.WaitGroup
@@ -111,6 +120,9 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 			m.Metadata = map[string]any{MetadataIsError: true}
 		}
 		c.appendMessage(m, "")
+		if c.listens(CallbackToolResponse) {
+			c.Emit(CallbackToolResponse, m)
+		}
 	}
 	return errors.Join(failed...)
 }
