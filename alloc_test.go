@@ -281,3 +281,12 @@ func TestSaveAllocationsIgnoreRecordedToolCalls(t *testing.T) {
 	}
 	wantAllocs(t, "a save of a turn with 10,000 tool calls recorded", testing.AllocsPerRun(200, turn(10)), turn(10_000))
 }
+
+// A delta nobody listens to costs nothing.
+func TestEmitDeltaUnheardAllocatesNothing(t *testing.T) {
+	c := nous.NewContext(nous.WithCallbacks(map[string]nous.Callback{nous.CallbackLLMNewMessage: func(string, any) {}}))
+	d := nous.Delta{Kind: nous.DeltaText, Text: "a piece of text"}
+	if n := testing.AllocsPerRun(100, func() { c.EmitDelta(d) }); n != 0 {
+		t.Errorf("%v allocations a delta", n)
+	}
+}

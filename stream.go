@@ -72,12 +72,12 @@ func (c *Context) listens(event string) bool { return c.Notify != nil || c.Callb
 //
 //	m, err := openai.StreamChat(ctx, client, params, c, c.EmitDelta)
 func (c *Context) EmitDelta(d Delta) {
-	switch d.Kind {
-	case DeltaText:
+	switch {
+	case d.Kind == DeltaText && c.listens(CallbackLLMNewDelta):
 		c.Emit(CallbackLLMNewDelta, d.Text)
-	case DeltaThinking:
+	case d.Kind == DeltaThinking && c.listens(CallbackLLMNewThinkingDelta):
 		c.Emit(CallbackLLMNewThinkingDelta, d.Text)
-	case DeltaToolCall:
+	case d.Kind == DeltaToolCall && c.listens(CallbackToolCallDelta):
 		c.Emit(CallbackToolCallDelta, d)
 	}
 }
