@@ -1,10 +1,11 @@
 package openai
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
-	"maps"
 	"slices"
 	"strings"
 
@@ -29,9 +30,11 @@ type ChatStream struct {
 	// OnDelta, when set, is called with each piece of the reply that
 	// carries text, a refusal's text (both [nous.DeltaText], Index 0: a
 	// Chat reply has one text), or a tool call's name or arguments
-	// ([nous.DeltaToolCall], Index the call's index in the chunks, which
-	// is its position among the reply's calls), in the order they came,
-	// from Add.
+	// ([nous.DeltaToolCall], Index the n-th call to open, from 0, which is
+	// its position among the reply's calls when the calls open in the
+	// order of their indexes, as the API sends them; for a custom tool's
+	// call, Text is a piece of its input), in the order they came, from
+	// Add.
 	OnDelta func(nous.Delta)
 
 	started  bool // a chunk came
@@ -40,15 +43,18 @@ type ChatStream struct {
 	created  int64
 	content  strings.Builder
 	refusal  strings.Builder
-	finish   string // choice 0's finish_reason: the reply ended
-	calls    map[int64]*chatCall
+	finish   string        // choice 0's finish_reason: the reply ended
+	calls    []*chatCall   // in the order they opened
+	open     map[int64]int // the call open at each index of the chunks
 	usage    openai.CompletionUsage
 	hasUsage bool
 }
 
 // chatCall is a tool call of a streamed Chat reply so far.
 type chatCall struct {
+	index         int64 // in the chunks
 	id, typ, name string
+	custom        bool // a custom tool's: args is its input
 	args          strings.Builder
 }
 
@@ -94,30 +100,43 @@ func (s *ChatStream) Add(chunk openai.ChatCompletionChunk) error {
 	return nil
 }
 
-// addCall reads a piece of a tool call: the first piece of an index (-1,
-// which some servers send for a lone call, is 0, as the SDK reads it) opens
-// it; the ID and type are those first sent, the name and the arguments
-// grow with each piece.
+// addCall reads a piece of a tool call. The first piece at an index (-1,
+// which some servers send for a lone call, is 0, as the SDK reads it)
+// opens a call, and so does a piece that brings an ID other than the open
+// call's at its index: servers that speak the API (Ollama, vLLM) send
+// every parallel call at index 0, each opening with its own ID. The ID
+// and type are those first sent; the name and the arguments (a custom
+// tool's input) grow with each piece.
 func (s *ChatStream) addCall(tc *openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	index := max(tc.Index, 0)
-	call := s.calls[index]
-	if call == nil {
-		if s.calls == nil {
-			s.calls = map[int64]*chatCall{}
+	k, ok := s.open[index]
+	if !ok || tc.ID != "" && s.calls[k].id != "" && tc.ID != s.calls[k].id {
+		if s.open == nil {
+			s.open = map[int64]int{}
 		}
-		call = &chatCall{}
-		s.calls[index] = call
+		k = len(s.calls)
+		s.open[index] = k
+		s.calls = append(s.calls, &chatCall{index: index})
 	}
+	call := s.calls[k]
 	if call.id == "" {
 		call.id = tc.ID
 	}
 	if call.typ == "" {
 		call.typ = tc.Type
 	}
-	call.name += tc.Function.Name
-	call.args.WriteString(tc.Function.Arguments)
-	if tc.Function.Arguments != "" || tc.Function.Name != "" {
-		s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: int(index), Text: tc.Function.Arguments, ToolCallID: call.id, ToolName: call.name})
+	name, args := tc.Function.Name, tc.Function.Arguments
+	if f, ok := tc.JSON.ExtraFields["custom"]; ok && f.Raw() != "" && f.Raw() != "null" { // a custom tool's call: the SDK's chunk has no field for it
+		var custom struct{ Name, Input string }
+		if json.Unmarshal([]byte(f.Raw()), &custom) == nil {
+			name, args = custom.Name, custom.Input
+		}
+		call.custom = true
+	}
+	call.name += name
+	call.args.WriteString(args)
+	if args != "" || name != "" {
+		s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: k, Text: args, ToolCallID: call.id, ToolName: call.name})
 	}
 }
 
@@ -146,12 +165,16 @@ func (s *ChatStream) Message() (nous.Message, nous.Usage, error) {
 // completion returns the response the chunks so far make.
 func (s *ChatStream) completion() *openai.ChatCompletion {
 	msg := openai.ChatCompletionMessage{Content: s.content.String(), Refusal: s.refusal.String()}
-	for _, index := range slices.Sorted(maps.Keys(s.calls)) {
-		call := s.calls[index]
-		msg.ToolCalls = append(msg.ToolCalls, openai.ChatCompletionMessageToolCallUnion{
-			ID: call.id, Type: call.typ,
-			Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: call.name, Arguments: call.args.String()},
-		})
+	calls := slices.Clone(s.calls)
+	slices.SortStableFunc(calls, func(a, b *chatCall) int { return cmp.Compare(a.index, b.index) })
+	for _, call := range calls {
+		tc := openai.ChatCompletionMessageToolCallUnion{ID: call.id, Type: call.typ}
+		if call.custom {
+			tc.Custom = openai.ChatCompletionMessageCustomToolCallCustom{Name: call.name, Input: call.args.String()}
+		} else {
+			tc.Function = openai.ChatCompletionMessageFunctionToolCallFunction{Name: call.name, Arguments: call.args.String()}
+		}
+		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
 	resp := &openai.ChatCompletion{ID: s.id, Model: s.model, Created: s.created,
 		Choices: []openai.ChatCompletionChoice{{FinishReason: s.finish, Message: msg}}}
@@ -200,9 +223,10 @@ func (s *ChatStream) Partial() (nous.Message, nous.Usage) {
 // client with opts, each chunk read by a [ChatStream] that gives onDelta
 // (nil for none) the reply's deltas as they come.
 //
-// A stream that ends (its choice's finish_reason came, and the body ended
-// without an error) has its usage and message added to c, as SendChat
-// would, and its message returned. One that stops before (the context
+// A stream that ends (its choice's finish_reason came) has its usage and
+// message added to c, as SendChat would, and its message returned; when
+// the body ends, or the connection is lost, before the usage chunk, that
+// usage is Requests 1 without tokens. One that stops before (the context
 // cancelled, the connection cut, an error of the API in the stream, the
 // body ended before the finish_reason) has the usage that arrived added
 // (Requests 1, no tokens: the usage chunk is the last) and returns the
