@@ -276,8 +276,9 @@ func (s *MessageStream) Message() (nous.Message, nous.Usage, error) {
 // the text of each text block so far, a block cut halfway included, without
 // its citations, placed as [Message] places text (one block is the
 // message's Content); the thinking so far as plain [nous.ThinkingPart]s,
-// without signature or provider, which no adapter sends back, before the
-// text in the order the blocks came. It holds no tool call (a call of an
+// without signature or provider, which no adapter sends back; all in the
+// order the blocks came, each block of nothing but white space left out
+// (the API takes no blank text). It holds no tool call (a call of an
 // unfinished reply is never run, and one without a result would break the
 // pairing, even when its block stopped), no redacted thinking, and no block
 // of the API's server tools (a server tool use without its result, or a
@@ -302,11 +303,11 @@ func (s *MessageStream) Partial() (nous.Message, nous.Usage) {
 	for i := range s.msg.Content {
 		switch b := &s.msg.Content[i]; b.Type {
 		case "text":
-			if b.Text != "" {
+			if !adapt.Blank(b.Text) {
 				parts = append(parts, nous.TextPart(b.Text))
 			}
 		case "thinking":
-			if b.Thinking != "" {
+			if !adapt.Blank(b.Thinking) {
 				parts = append(parts, nous.ThinkingPart(b.Thinking, ""))
 				thinking = true
 			}

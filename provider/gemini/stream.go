@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 
 	"google.golang.org/genai"
 
@@ -225,7 +224,8 @@ func (s *ContentStream) Message() (nous.Message, nous.Usage, error) {
 // a reply that stopped are not run, and a call without its result breaks
 // the pairing), no image or file the model made (they may need their
 // signatures), no part Message keeps whole (code the model ran, its
-// result). With neither text nor thoughts, it is the zero nous.Message,
+// result), no part of nothing but white space (the APIs take no blank
+// text). With neither text nor thoughts, it is the zero nous.Message,
 // nothing to add. The usage is that of the last chunk that had one
 // (Requests 1 once a chunk came, ToolCalls 0), which the final usage is
 // never less than.
@@ -240,10 +240,10 @@ func (s *ContentStream) Partial() (nous.Message, nous.Usage) {
 		switch {
 		case p.whole != nil:
 		case p.thought:
-			if t := string(p.text); strings.TrimSpace(t) != "" {
+			if t := string(p.text); !adapt.Blank(t) {
 				parts = append(parts, nous.ThinkingPart(t, ""))
 			}
-		case len(p.text) > 0:
+		case !adapt.Blank(string(p.text)):
 			parts = append(parts, nous.TextPart(string(p.text)))
 			texts++
 		}
