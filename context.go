@@ -94,6 +94,15 @@ type Context struct {
 	Callbacks map[string]Callback
 	// Notify, when set, receives every event of the run, for a UI.
 	Notify Callback
+	// Observer, when set, is called with each event the context appends
+	// to its log, in seq order, on the goroutine that appends it, right
+	// after the append: a live trace of the run (provider-neutral, as the
+	// log is). The event shares its message, data and call with the log:
+	// read them, do not modify them, and copy what is kept. Events a load
+	// or a Refresh brings in are not observed, and a Clone has none (its
+	// log is another). Unset, it costs nothing. Runtime-only: never
+	// serialized.
+	Observer func(Event)
 	// ApprovalHandler decides on tool calls that require approval.
 	ApprovalHandler ApprovalHandler
 	// Logger receives the package's warnings; nil means slog.Default().
@@ -214,6 +223,7 @@ func (c *Context) appendMessage(m Message, source string) {
 		r.data = map[string]any{DataSource: source}
 	}
 	c.view.push(c.log.pushMessage(&r, &m))
+	c.observe()
 	if len(c.view.entries) == 1 && c.view.overlay != "" {
 		c.refreshLead()
 	}
@@ -241,7 +251,15 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 	c.ready()
 	r := record{typ: t, at: now(), data: jsonx.CloneMap(data)}
 	c.log.push(&r)
+	c.observe()
 	return nil
+}
+
+// observe passes the event last appended to the Observer, if one is set.
+func (c *Context) observe() {
+	if c.Observer != nil {
+		c.Observer(c.log.shared(c.log.len()))
+	}
 }
 
 // Log returns a handle on the context's session log. Reading through it
@@ -382,6 +400,7 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	m = m.clone()
 	m.CreatedAt = f.msg.CreatedAt
 	mi := c.log.pushMessage(&r, &m)
+	c.observe()
 	c.view.replace(first, last, mi)
 	if first == 0 && c.view.overlay != "" {
 		c.refreshLead()
@@ -451,6 +470,7 @@ func (c *Context) PatchDanglingToolCalls() int {
 			m := Message{Role: RoleTool, Content: DanglingToolCallText, ToolCallID: tc.ID, Name: tc.Name,
 				Metadata: map[string]any{MetadataSynthesized: true}, CreatedAt: r.at}
 			entries[k] = c.log.pushMessage(&r, &m)
+			c.observe()
 			after = c.log.len()
 		}
 		c.view.insert(at+1, entries...)
@@ -485,6 +505,7 @@ func (c *Context) Clone() *Context {
 		d.calls = nil // d's saves refuse its list, as c's do
 	}
 	d.Callbacks = maps.Clone(c.Callbacks)
+	d.Observer = nil // another log: its owner observes it
 	d.log = c.log.fork()
 	d.view = c.view.fork()
 	d.synced = syncPoint{} // a fork was never saved

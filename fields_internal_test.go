@@ -22,7 +22,7 @@ import (
 
 // runtimeFields are the exported fields of Context that are never written.
 var runtimeFields = map[string]bool{
-	"Stream": true, "CancellationCheck": true, "Callbacks": true, "Notify": true, "ApprovalHandler": true, "Logger": true, "Redact": true,
+	"Stream": true, "CancellationCheck": true, "Callbacks": true, "Notify": true, "Observer": true, "ApprovalHandler": true, "Logger": true, "Redact": true,
 }
 
 // fillValid holds the value fill gives a field of an enumerated type.

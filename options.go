@@ -28,6 +28,7 @@ type options struct {
 	cancellationCheck func() error
 	callbacks         map[string]Callback
 	notify            Callback
+	observer          func(Event)
 	approvalHandler   ApprovalHandler
 	logger            *slog.Logger
 	redact            func(key string) bool
@@ -102,6 +103,10 @@ func WithCallbacks(cbs map[string]Callback) Option {
 // WithNotify sets the function that receives every event of the run.
 func WithNotify(f Callback) Option { return func(o *options) { o.notify = f } }
 
+// WithObserver sets the context's Observer, which is called with each
+// event the context appends to its log.
+func WithObserver(f func(Event)) Option { return func(o *options) { o.observer = f } }
+
 // WithApprovalHandler sets the function that decides on tool calls that
 // require approval.
 func WithApprovalHandler(h ApprovalHandler) Option {
@@ -140,6 +145,7 @@ func NewContext(opts ...Option) *Context {
 		CancellationCheck: o.cancellationCheck,
 		Callbacks:         maps.Clone(o.callbacks),
 		Notify:            o.notify,
+		Observer:          o.observer,
 		ApprovalHandler:   o.approvalHandler,
 		Logger:            o.logger,
 		Redact:            o.redact,

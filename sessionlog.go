@@ -86,6 +86,21 @@ func (l *eventLog) event(seq int64) Event {
 	return e
 }
 
+// shared returns the event with the given seq, which must be in the log,
+// sharing its message, data and call with the log: for a reader that
+// does not modify them.
+func (l *eventLog) shared(seq int64) Event {
+	r := l.rec(seq)
+	e := Event{Seq: seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
+	if r.typ.IsSurface() {
+		e.Message = &l.msg(r.ref).msg
+	}
+	if ci, ok := r.call(); ok {
+		e.Call = l.calls.at(ci)
+	}
+	return e
+}
+
 // pushCall appends r, a tool_call event, recording the call *tc, and
 // returns its seq. tc must not be used elsewhere afterwards.
 func (l *eventLog) pushCall(r *record, tc *ToolCall) int64 {

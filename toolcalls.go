@@ -37,6 +37,7 @@ func (c *Context) recordCall(tc ToolCall, at time.Time) {
 	c.log.pushCall(&r, &tc)
 	c.ToolCalls = append(c.ToolCalls, own)
 	c.calls = c.ToolCalls
+	c.observe()
 }
 
 // recordToolCalls makes ToolCalls and the log agree again after a direct

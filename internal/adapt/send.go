@@ -8,10 +8,11 @@ import (
 
 // Send is the step every provider's Send takes: params, a copy of the
 // caller's, filled from c by fill; sent by send; the response read by
-// read; its usage added to c, even when the response cannot be read (it is
-// billed all the same), and its message added to c. A request fill refuses
+// read; its message added to c, and the step ended with its usage
+// ([nous.Context.EndStep], naming provider), even when the response
+// cannot be read (it is billed all the same). A request fill refuses
 // is never sent; an error of send changes nothing.
-func Send[P, R any](c *nous.Context, params P, fill func(*P, *nous.Context) error, send func(P) (R, error), read func(R) (nous.Message, nous.Usage, error)) (nous.Message, error) {
+func Send[P, R any](c *nous.Context, provider string, params P, fill func(*P, *nous.Context) error, send func(P) (R, error), read func(R) (nous.Message, nous.Usage, error)) (nous.Message, error) {
 	if c == nil {
 		return nous.Message{}, errors.New("nous: a model call needs a context to send")
 	}
@@ -23,18 +24,18 @@ func Send[P, R any](c *nous.Context, params P, fill func(*P, *nous.Context) erro
 		return nous.Message{}, err
 	}
 	m, usage, err := read(resp)
-	return settle(c, m, usage, err)
+	return settle(c, provider, m, usage, err)
 }
 
-// settle ends a model call whose reply was read: its usage added to c,
-// as it is billed all the same, and its message too, unless read failed
-// (err).
-func settle(c *nous.Context, m nous.Message, usage nous.Usage, err error) (nous.Message, error) {
-	c.AddUsage(usage)
-	if err != nil {
-		return nous.Message{}, err
+// settle ends a model call of provider whose reply was read: its message
+// added to c unless read failed (err), and the step ended with its usage
+// ([nous.Context.EndStep]), which is billed all the same.
+func settle(c *nous.Context, provider string, m nous.Message, usage nous.Usage, err error) (nous.Message, error) {
+	if err == nil {
+		err = c.AddMessage(m)
 	}
-	if err := c.AddMessage(m); err != nil {
+	c.EndStep(usage, provider)
+	if err != nil {
 		return nous.Message{}, err
 	}
 	return m, nil

@@ -48,7 +48,7 @@ func TestSend(t *testing.T) {
 				}
 				return tc.reply, billed, tc.read
 			}
-			m, err := adapt.Send(c, base, fill, send, read)
+			m, err := adapt.Send(c, "test", base, fill, send, read)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -67,9 +67,27 @@ func TestSend(t *testing.T) {
 			if c.Usage != tc.wantUsage {
 				t.Errorf("usage %+v, want %+v", c.Usage, tc.wantUsage)
 			}
+			checkStep(t, c, tc.wantUsage)
 		})
 	}
-	if _, err := adapt.Send[int, int](nil, 0, nil, nil, nil); err == nil {
+	if _, err := adapt.Send[int, int](nil, "test", 0, nil, nil, nil); err == nil {
 		t.Error("a nil context was sent")
+	}
+}
+
+// checkStep checks that c's log ends with the step a model call ended, with
+// its usage and its provider's name, when the call was made.
+func checkStep(t *testing.T, c *nous.Context, want nous.Usage) {
+	t.Helper()
+	events := c.Log().Events()
+	last := events[len(events)-1]
+	if want == (nous.Usage{}) {
+		if last.Type == nous.EventStepEnd {
+			t.Errorf("a step ended for a call not made: %+v", last)
+		}
+		return
+	}
+	if u, ok := nous.StepUsage(last); !ok || u != want || last.Data[nous.DataProvider] != "test" {
+		t.Errorf("the log ends with %+v, not the step of usage %+v", last, want)
 	}
 }

@@ -36,7 +36,7 @@ type Accumulator[E any] interface {
 // last event came has ended, whatever the connection does after it. An
 // error before any event came (the API refused the request) changes
 // nothing.
-func Stream[P, E any](ctx context.Context, c *nous.Context, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
+func Stream[P, E any](ctx context.Context, c *nous.Context, provider string, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
 	if c == nil {
 		return nous.Message{}, errors.New("nous: a model call needs a context to send")
 	}
@@ -68,14 +68,14 @@ func Stream[P, E any](ctx context.Context, c *nous.Context, params P, fill func(
 		// of its own).
 		m, usage, err := acc.Message()
 		if !errors.Is(err, nous.ErrInterrupted) {
-			return settle(c, m, usage, err)
+			return settle(c, provider, m, usage, err)
 		}
 		if cause == nil {
 			cause = err
 		}
 	}
 	m, usage := acc.Partial()
-	c.AddUsage(usage)
+	c.EndStep(usage, provider)
 	if errors.Is(cause, nous.ErrInterrupted) {
 		return m, cause
 	}
