@@ -92,6 +92,12 @@
 // calls the callbacks when the runner raises an event ([Context.Emit]),
 // and raises the tool events itself in [Context.RunToolCalls].
 //
+// Each model call a provider adapter's Send or Stream makes ends with
+// [Context.EndStep]: its usage added to Usage, and a step_end event that
+// records it ([StepUsage]), so that the log says what each call cost. An
+// [Context.Observer] sees every event as the context appends it: a live
+// trace of the run, as the log is one after the fact.
+//
 // # Streaming
 //
 // Each provider adapter reads its SDK's own stream: a reader that takes the

@@ -13,8 +13,10 @@ import (
 // Send is one model call of a loop on GenerateContent: a copy of params
 // filled from c by [Fill] (which copies Config too, so params may be the
 // same base for every call), sent through client, the response read by
-// [Message], and its usage and message added to c. It returns the message;
-// its ToolCalls are what the loop runs next ([nous.Context.RunToolCalls]).
+// [Message], its message added to c, and the step ended with its usage
+// ([nous.Context.EndStep]: c.Usage, and a step_end event that records
+// it). It returns the message; its ToolCalls are what the loop runs next
+// ([nous.Context.RunToolCalls]).
 //
 // A view Fill refuses is its [*Error], and nothing is sent. An error of the
 // API changes nothing. A response Message cannot read has its usage added,

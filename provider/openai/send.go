@@ -13,9 +13,10 @@ import (
 
 // SendChat is one model call of a loop on Chat Completions: a copy of
 // params filled from c by [FillChat], sent through client with opts, the
-// response read by [ChatMessage], and its usage and message added to c. It
-// returns the message; its ToolCalls are what the loop runs next
-// ([nous.Context.RunToolCalls]).
+// response read by [ChatMessage], its message added to c, and the step
+// ended with its usage ([nous.Context.EndStep]: c.Usage, and a step_end
+// event that records it). It returns the message; its ToolCalls are what
+// the loop runs next ([nous.Context.RunToolCalls]).
 //
 // A view FillChat refuses is its [*Error], and nothing is sent. An error of
 // the API changes nothing. A response ChatMessage cannot read has its usage
