@@ -106,5 +106,5 @@ func streamedReplies(t *testing.T) []adapttest.Reply {
 // with the partial replies in it, as it sends the rest.
 func TestSwitchingProvidersAfterCutStreams(t *testing.T) {
 	n := newCounter()
-	adapttest.Sessions(t, 2, 150, 30, append(replies(t, n), streamedReplies(t)...), senders(n)...)
+	adapttest.Sessions(t, 2, 100, 30, append(replies(t, n), streamedReplies(t)...), senders(n)...)
 }
