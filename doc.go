@@ -94,7 +94,7 @@
 //
 // Each model call a provider adapter's Send or Stream makes ends with
 // [Context.EndStep]: its usage added to Usage, and a step_end event that
-// records it ([StepUsage]), so that the log says what each call cost. An
+// records it ([StepOf]), so that the log says what each call cost. An
 // [Context.Observer] sees every event as the context appends it: a live
 // trace of the run, as the log is one after the fact.
 //

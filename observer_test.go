@@ -2,6 +2,9 @@ package nous_test
 
 import (
 	"context"
+	"encoding/json"
+	"math"
+	"reflect"
 	"testing"
 
 	"github.com/nous-go/nous"
@@ -23,7 +26,7 @@ func TestObserverSeesEveryAppend(t *testing.T) {
 	must(c.AddMessage(nous.UserMessage("hi")))
 	must(c.LogEvent(nous.EventTurnStart, map[string]any{"turn": 1}))
 	must(c.AddMessage(nous.AssistantMessage("", call)))
-	c.EndStep(nous.Usage{Requests: 1, InputTokens: 5, OutputTokens: 2, TotalTokens: 7}, "test")
+	c.EndStep(nous.Step{Provider: "test", Usage: nous.Usage{Requests: 1, InputTokens: 5, OutputTokens: 2, TotalTokens: 7}})
 	must(c.RunToolCalls(context.Background(), []nous.ToolCall{call}, func(context.Context, nous.RunContext) nous.ToolResult {
 		return nous.ToolResult{Content: "ok"}
 	}))
@@ -46,7 +49,7 @@ func TestObserverSeesEveryAppend(t *testing.T) {
 			t.Errorf("event %d: observed message %q, logged %q", i, o.Message.Text(), e.Message.Text())
 		}
 	}
-	if u, ok := nous.StepUsage(seen[3]); !ok || u.InputTokens != 5 || seen[3].Data[nous.DataProvider] != "test" {
+	if s, ok := nous.StepOf(seen[3]); !ok || s.Usage.InputTokens != 5 || s.Provider != "test" {
 		t.Errorf("the step observed: %+v", seen[3])
 	}
 
@@ -67,17 +70,19 @@ func TestObserverSeesEveryAppend(t *testing.T) {
 	}
 }
 
-// A step's usage survives a save and a load, and only step_end events
-// with one give it.
-func TestStepUsage(t *testing.T) {
-	u := nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 120, OutputTokens: 30, TotalTokens: 150,
-		CacheCreationInputTokens: 7, CacheReadInputTokens: 100, ReasoningTokens: 12}
+// A step survives a save and a load, and only step_end events with a
+// usage of whole numbers give one.
+func TestStepOf(t *testing.T) {
+	full := nous.Step{Provider: "anthropic", Model: "claude-opus-4-5", Error: "the reply stopped",
+		Usage: nous.Usage{Requests: 1, ToolCalls: 2, InputTokens: 120, OutputTokens: 30, TotalTokens: 150,
+			CacheCreationInputTokens: 7, CacheReadInputTokens: 100, ReasoningTokens: 12}}
 	c := nous.NewContext()
-	c.EndStep(u, "anthropic")
-	c.EndStep(nous.Usage{}, "")
-	if c.Usage != u {
-		t.Errorf("Usage %+v, want %+v", c.Usage, u)
+	c.EndStep(full)
+	c.EndStep(nous.Step{})
+	if c.Usage != full.Usage {
+		t.Errorf("Usage %+v, want %+v", c.Usage, full.Usage)
 	}
+	live := c.Log().Events()
 	b, err := c.Serialize()
 	if err != nil {
 		t.Fatal(err)
@@ -86,24 +91,57 @@ func TestStepUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := back.Log().Events()
-	if got, ok := nous.StepUsage(events[0]); !ok || got != u || events[0].Data[nous.DataProvider] != "anthropic" {
-		t.Errorf("after a round trip: %+v, %v, %+v", got, ok, events[0].Data)
-	}
-	if got, ok := nous.StepUsage(events[1]); !ok || got != (nous.Usage{}) {
-		t.Errorf("a step of no usage: %+v, %v", got, ok)
-	}
-	if _, has := events[1].Data[nous.DataProvider]; has {
-		t.Error("a step without a provider names one")
-	}
-	for _, e := range []nous.Event{
-		{Type: nous.EventStepStart, Data: events[0].Data},
-		{Type: nous.EventStepEnd},
-		{Type: nous.EventStepEnd, Data: map[string]any{nous.DataUsage: "lots"}},
-		{Type: nous.EventStepEnd, Data: map[string]any{nous.DataUsage: map[string]any{"input_tokens": "many"}}},
-	} {
-		if got, ok := nous.StepUsage(e); ok {
-			t.Errorf("%+v gives usage %+v", e, got)
+	for _, events := range [][]nous.Event{live, back.Log().Events()} {
+		if got, ok := nous.StepOf(events[0]); !ok || got != full {
+			t.Errorf("step %+v, %v; want %+v", got, ok, full)
+		}
+		if got, ok := nous.StepOf(events[1]); !ok || got != (nous.Step{}) {
+			t.Errorf("an empty step: %+v, %v", got, ok)
+		}
+		for _, k := range []string{nous.DataProvider, nous.DataModel, nous.DataError} {
+			if _, has := events[1].Data[k]; has {
+				t.Errorf("an empty step has %s", k)
+			}
 		}
 	}
+	// The usage as the encoding of Usage writes it: the same object.
+	want, err := json.Marshal(full.Usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := json.Marshal(live[0].Data[nous.DataUsage]); err != nil || !jsonEqual(got, want) {
+		t.Errorf("usage data %s, want %s", got, want)
+	}
+	if got, err := json.Marshal(live[1].Data[nous.DataUsage]); err != nil || !jsonEqual(got, []byte(`{"requests":0,"tool_calls":0,"input_tokens":0,"output_tokens":0,"total_tokens":0}`)) {
+		t.Errorf("empty usage data %s", got)
+	}
+	for _, tc := range []struct {
+		usage any
+		want  nous.Usage
+		ok    bool
+	}{
+		{map[string]any{"input_tokens": int64(3), "output_tokens": 2.0}, nous.Usage{InputTokens: 3, OutputTokens: 2}, true},
+		{map[string]any{"input_tokens": 3, "unknown": "kept aside"}, nous.Usage{InputTokens: 3}, true},
+		{map[string]any{}, nous.Usage{}, true},
+		{"lots", nous.Usage{}, false},
+		{nil, nous.Usage{}, false},
+		{map[string]any{"input_tokens": "many"}, nous.Usage{}, false},
+		{map[string]any{"input_tokens": 2.5}, nous.Usage{}, false},
+		{map[string]any{"reasoning_tokens": math.Inf(1)}, nous.Usage{}, false},
+		{map[string]any{"reasoning_tokens": math.NaN()}, nous.Usage{}, false},
+		{map[string]any{"output_tokens": 1e300}, nous.Usage{}, false},
+	} {
+		e := nous.Event{Type: nous.EventStepEnd, Data: map[string]any{nous.DataUsage: tc.usage, nous.DataModel: 7}}
+		if got, ok := nous.StepOf(e); ok != tc.ok || got.Usage != tc.want || got.Model != "" {
+			t.Errorf("usage %v: %+v, %v; want %+v, %v", tc.usage, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got, ok := nous.StepOf(nous.Event{Type: nous.EventStepStart, Data: live[0].Data}); ok {
+		t.Errorf("a step_start gives a step: %+v", got)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }

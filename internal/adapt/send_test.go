@@ -48,7 +48,7 @@ func TestSend(t *testing.T) {
 				}
 				return tc.reply, billed, tc.read
 			}
-			m, err := adapt.Send(c, "test", base, fill, send, read)
+			m, err := adapt.Send(c, nous.Step{Provider: "test", Model: "m"}, base, fill, send, read)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -67,17 +67,18 @@ func TestSend(t *testing.T) {
 			if c.Usage != tc.wantUsage {
 				t.Errorf("usage %+v, want %+v", c.Usage, tc.wantUsage)
 			}
-			checkStep(t, c, tc.wantUsage)
+			checkStep(t, c, tc.wantUsage, err, tc.wantAdd)
 		})
 	}
-	if _, err := adapt.Send[int, int](nil, "test", 0, nil, nil, nil); err == nil {
+	if _, err := adapt.Send[int, int](nil, nous.Step{}, 0, nil, nil, nil); err == nil {
 		t.Error("a nil context was sent")
 	}
 }
 
 // checkStep checks that c's log ends with the step a model call ended, with
-// its usage and its provider's name, when the call was made.
-func checkStep(t *testing.T, c *nous.Context, want nous.Usage) {
+// its usage, its provider's and its model's names, and, when the call
+// added no reply, its error's text, when the call was made.
+func checkStep(t *testing.T, c *nous.Context, want nous.Usage, err error, added bool) {
 	t.Helper()
 	events := c.Log().Events()
 	last := events[len(events)-1]
@@ -87,7 +88,11 @@ func checkStep(t *testing.T, c *nous.Context, want nous.Usage) {
 		}
 		return
 	}
-	if u, ok := nous.StepUsage(last); !ok || u != want || last.Data[nous.DataProvider] != "test" {
-		t.Errorf("the log ends with %+v, not the step of usage %+v", last, want)
+	wantStep := nous.Step{Provider: "test", Model: "m", Usage: want}
+	if !added {
+		wantStep.Error = err.Error()
+	}
+	if s, ok := nous.StepOf(last); !ok || s != wantStep {
+		t.Errorf("the log ends with %+v, not the step %+v", last, wantStep)
 	}
 }

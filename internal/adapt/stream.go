@@ -36,7 +36,7 @@ type Accumulator[E any] interface {
 // last event came has ended, whatever the connection does after it. An
 // error before any event came (the API refused the request) changes
 // nothing.
-func Stream[P, E any](ctx context.Context, c *nous.Context, provider string, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
+func Stream[P, E any](ctx context.Context, c *nous.Context, step nous.Step, params P, fill func(*P, *nous.Context) error, open func(P) iter.Seq2[E, error], acc Accumulator[E]) (nous.Message, error) {
 	if c == nil {
 		return nous.Message{}, errors.New("nous: a model call needs a context to send")
 	}
@@ -68,18 +68,19 @@ func Stream[P, E any](ctx context.Context, c *nous.Context, provider string, par
 		// of its own).
 		m, usage, err := acc.Message()
 		if !errors.Is(err, nous.ErrInterrupted) {
-			return settle(c, provider, m, usage, err)
+			return settle(c, step, m, usage, err)
 		}
 		if cause == nil {
 			cause = err
 		}
 	}
 	m, usage := acc.Partial()
-	c.EndStep(usage, provider)
-	if errors.Is(cause, nous.ErrInterrupted) {
-		return m, cause
+	if !errors.Is(cause, nous.ErrInterrupted) {
+		cause = fmt.Errorf("nous: the reply stopped after %d events: %w: %w", events, nous.ErrInterrupted, cause)
 	}
-	return m, fmt.Errorf("nous: the reply stopped after %d events: %w: %w", events, nous.ErrInterrupted, cause)
+	step.Usage, step.Error = usage, cause.Error()
+	c.EndStep(step)
+	return m, cause
 }
 
 // Seq returns the events of an SDK's stream (openai-go's and

@@ -110,7 +110,7 @@ func TestStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			fill := func(p *[]string, _ *nous.Context) error { return tc.fill }
-			m, err := adapt.Stream(context.Background(), c, "test", nil, fill, tc.open, &events{broken: tc.broken})
+			m, err := adapt.Stream(context.Background(), c, nous.Step{Provider: "test", Model: "m"}, nil, fill, tc.open, &events{broken: tc.broken})
 			for _, want := range tc.wantErr {
 				if !errors.Is(err, want) {
 					t.Errorf("err = %v, want it to wrap %v", err, want)
@@ -128,10 +128,10 @@ func TestStream(t *testing.T) {
 			if c.Usage != tc.wantUsage {
 				t.Errorf("usage %+v, want %+v", c.Usage, tc.wantUsage)
 			}
-			checkStep(t, c, tc.wantUsage)
+			checkStep(t, c, tc.wantUsage, err, tc.wantAdded)
 		})
 	}
-	if _, err := adapt.Stream[int, int](context.Background(), nil, "test", 0, nil, nil, nil); err == nil {
+	if _, err := adapt.Stream[int, int](context.Background(), nil, nous.Step{}, 0, nil, nil, nil); err == nil {
 		t.Error("a nil context was streamed into")
 	}
 }
@@ -212,7 +212,7 @@ func TestStreamCancelled(t *testing.T) {
 			}
 		}
 	}
-	m, err := adapt.Stream(ctx, c, "test", nil, func(*[]string, *nous.Context) error { return nil }, open, &events{})
+	m, err := adapt.Stream(ctx, c, nous.Step{Provider: "test", Model: "m"}, nil, func(*[]string, *nous.Context) error { return nil }, open, &events{})
 	if !errors.Is(err, nous.ErrInterrupted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}

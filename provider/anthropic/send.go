@@ -23,7 +23,7 @@ import (
 // as it is billed all the same, and its message is not; its error is
 // returned.
 func Send(ctx context.Context, client anthropic.Client, params anthropic.MessageNewParams, c *nous.Context, opts ...option.RequestOption) (nous.Message, error) {
-	return adapt.Send(c, Provider, params, Fill, func(p anthropic.MessageNewParams) (*anthropic.Message, error) {
+	return adapt.Send(c, nous.Step{Provider: Provider, Model: string(params.Model)}, params, Fill, func(p anthropic.MessageNewParams) (*anthropic.Message, error) {
 		return client.Messages.New(ctx, p, opts...)
 	}, Message)
 }

@@ -30,6 +30,9 @@ func TestSend(t *testing.T) {
 	if err != nil || m.Text() != "18°C" || c.Len() != 2 || c.Usage.InputTokens != 5 || c.Usage.Requests != 1 {
 		t.Fatalf("got %q, %v: %d messages, usage %+v", m.Text(), err, c.Len(), c.Usage)
 	}
+	if s, ok := nous.StepOf(c.Log().Events()[c.Log().Len()-1]); !ok || s.Provider != nousanthropic.Provider || s.Model != "claude-test" || s.Usage != c.Usage || s.Error != "" {
+		t.Errorf("the call's step: %+v", s)
+	}
 	if len(base.Messages) != 0 || len(base.System) != 0 {
 		t.Error("the base params were filled")
 	}

@@ -348,7 +348,7 @@ func (s *MessageStream) Partial() (nous.Message, nous.Usage) {
 // *anthropic.Error of an error event). The caller adds the partial message
 // when it is not the zero Message, or drops it.
 func Stream(ctx context.Context, client anthropic.Client, params anthropic.MessageNewParams, c *nous.Context, onDelta func(nous.Delta), opts ...option.RequestOption) (nous.Message, error) {
-	return adapt.Stream(ctx, c, Provider, params, Fill, func(p anthropic.MessageNewParams) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
+	return adapt.Stream(ctx, c, nous.Step{Provider: Provider, Model: string(params.Model)}, params, Fill, func(p anthropic.MessageNewParams) iter.Seq2[anthropic.MessageStreamEventUnion, error] {
 		return untilStop(adapt.Seq(client.Messages.NewStreaming(ctx, p, opts...)))
 	}, &MessageStream{OnDelta: onDelta})
 }

@@ -26,7 +26,7 @@ func Send(ctx context.Context, client *genai.Client, params Params, c *nous.Cont
 	if client == nil {
 		return nous.Message{}, errors.New("gemini: Send needs a client")
 	}
-	return adapt.Send(c, Provider, params, Fill, func(p Params) (*genai.GenerateContentResponse, error) {
+	return adapt.Send(c, nous.Step{Provider: Provider, Model: params.Model}, params, Fill, func(p Params) (*genai.GenerateContentResponse, error) {
 		return client.Models.GenerateContent(ctx, p.Model, p.Contents, p.Config)
 	}, Message)
 }

@@ -35,6 +35,9 @@ func TestSend(t *testing.T) {
 	if err != nil || m.Text() != "18°C" || c.Len() != 2 || c.Usage.InputTokens != 5 || c.Usage.Requests != 1 {
 		t.Fatalf("got %q, %v: %d messages, usage %+v", m.Text(), err, c.Len(), c.Usage)
 	}
+	if s, ok := nous.StepOf(c.Log().Events()[c.Log().Len()-1]); !ok || s.Provider != nousgemini.Provider || s.Model != "gemini-test" || s.Usage != c.Usage || s.Error != "" {
+		t.Errorf("the call's step: %+v", s)
+	}
 	if len(base.Contents) != 0 || base.Config != config || config.SystemInstruction != nil {
 		t.Error("the base params were filled")
 	}

@@ -282,7 +282,7 @@ func Stream(ctx context.Context, client *genai.Client, params Params, c *nous.Co
 	if client == nil {
 		return nous.Message{}, errors.New("gemini: Stream needs a client")
 	}
-	return adapt.Stream(ctx, c, Provider, params, Fill, func(p Params) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return adapt.Stream(ctx, c, nous.Step{Provider: Provider, Model: params.Model}, params, Fill, func(p Params) iter.Seq2[*genai.GenerateContentResponse, error] {
 		return client.Models.GenerateContentStream(ctx, p.Model, p.Contents, p.Config)
 	}, &ContentStream{OnDelta: onDelta})
 }

@@ -236,7 +236,7 @@ func (s *ChatStream) Partial() (nous.Message, nous.Usage) {
 // any chunk came (the API refused the request), changes nothing.
 func StreamChat(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams, c *nous.Context, onDelta func(nous.Delta), opts ...option.RequestOption) (nous.Message, error) {
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
-	return adapt.Stream(ctx, c, Provider, params, FillChat, func(p openai.ChatCompletionNewParams) iter.Seq2[openai.ChatCompletionChunk, error] {
+	return adapt.Stream(ctx, c, nous.Step{Provider: Provider, Model: string(params.Model)}, params, FillChat, func(p openai.ChatCompletionNewParams) iter.Seq2[openai.ChatCompletionChunk, error] {
 		return adapt.Seq(client.Chat.Completions.NewStreaming(ctx, p, opts...))
 	}, &ChatStream{OnDelta: onDelta})
 }

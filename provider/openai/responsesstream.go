@@ -309,7 +309,7 @@ func (s *ResponsesStream) Partial() (nous.Message, nous.Usage) {
 // it is not the zero Message. A view FillResponses refuses, or an error
 // before any event came (the API refused the request), changes nothing.
 func StreamResponses(ctx context.Context, client openai.Client, params responses.ResponseNewParams, c *nous.Context, onDelta func(nous.Delta), opts ...option.RequestOption) (nous.Message, error) {
-	return adapt.Stream(ctx, c, Provider, params, FillResponses, func(p responses.ResponseNewParams) iter.Seq2[responses.ResponseStreamEventUnion, error] {
+	return adapt.Stream(ctx, c, nous.Step{Provider: Provider, Model: string(params.Model)}, params, FillResponses, func(p responses.ResponseNewParams) iter.Seq2[responses.ResponseStreamEventUnion, error] {
 		return adapt.Seq(client.Responses.NewStreaming(ctx, p, opts...))
 	}, &ResponsesStream{OnDelta: onDelta})
 }

@@ -23,7 +23,7 @@ import (
 // added, as it is billed all the same, and its message is not; its error is
 // returned.
 func SendChat(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams, c *nous.Context, opts ...option.RequestOption) (nous.Message, error) {
-	return adapt.Send(c, Provider, params, FillChat, func(p openai.ChatCompletionNewParams) (*openai.ChatCompletion, error) {
+	return adapt.Send(c, nous.Step{Provider: Provider, Model: string(params.Model)}, params, FillChat, func(p openai.ChatCompletionNewParams) (*openai.ChatCompletion, error) {
 		return client.Chat.Completions.New(ctx, p, opts...)
 	}, ChatMessage)
 }
@@ -31,7 +31,7 @@ func SendChat(ctx context.Context, client openai.Client, params openai.ChatCompl
 // SendResponses is [SendChat] on the Responses API: params filled by
 // [FillResponses], the response read by [ResponseMessage].
 func SendResponses(ctx context.Context, client openai.Client, params responses.ResponseNewParams, c *nous.Context, opts ...option.RequestOption) (nous.Message, error) {
-	return adapt.Send(c, Provider, params, FillResponses, func(p responses.ResponseNewParams) (*responses.Response, error) {
+	return adapt.Send(c, nous.Step{Provider: Provider, Model: string(params.Model)}, params, FillResponses, func(p responses.ResponseNewParams) (*responses.Response, error) {
 		return client.Responses.New(ctx, p, opts...)
 	}, ResponseMessage)
 }

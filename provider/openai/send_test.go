@@ -50,6 +50,9 @@ func TestSend(t *testing.T) {
 			if err != nil || m.Text() != "18°C" || c.Len() != 2 || c.Usage.InputTokens != 5 || c.Usage.Requests != 1 {
 				t.Fatalf("got %q, %v: %d messages, usage %+v", m.Text(), err, c.Len(), c.Usage)
 			}
+			if s, ok := nous.StepOf(c.Log().Events()[c.Log().Len()-1]); !ok || s.Provider != nousopenai.Provider || s.Model != "gpt-test" || s.Usage != c.Usage || s.Error != "" {
+				t.Errorf("the call's step: %+v", s)
+			}
 			var apiErr *openai.Error
 			if _, err := send(model.Client(), c); !errors.As(err, &apiErr) || c.Len() != 2 || c.Usage.Requests != 1 {
 				t.Fatalf("an error of the API: %v, and %d messages, usage %+v", err, c.Len(), c.Usage)
