@@ -1,0 +1,357 @@
+package nousotel
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/nous-go/nous"
+)
+
+// errorOther is error.type's value for an error of no known type, as the
+// conventions name it.
+const errorOther = "_OTHER"
+
+// fold turns a log's events, one at a time in seq order, into spans: the
+// one machine behind live tracing and export, so that both give the same
+// trace of the same events.
+//
+//   - A turn (invoke_agent) is the events between a turn_start and its
+//     turn_end, when the log has them; otherwise it starts at a user
+//     message, or at a reply with no turn open, and ends when a reply
+//     that asks for no tool ends its step, or at the next user message,
+//     or at the last event.
+//   - A model call (chat) runs from the event before its reply (or its
+//     step_start) to its step_end, or to the reply when no step_end
+//     follows it; a step_end with no reply is a call that gave none.
+//   - A tool call (execute_tool) runs from the end of the step that asked
+//     for it to its result.
+type fold struct {
+	t      *Tracer
+	parent context.Context
+	c      *nous.Context // its prompt and deps, for content
+	conv   attribute.KeyValue
+	last   time.Time // the time of the last event folded
+
+	turn         trace.Span // the open invoke_agent span, or nil
+	turnCtx      context.Context
+	turnExplicit bool // opened by a turn_start: a turn_end closes it
+	turnUsage    nous.Usage
+	turnSteps    int
+	turnErr      string // the error of the turn's last model call
+
+	next      time.Time // when the next model call starts
+	nextFixed bool      // next is a step_start's: later events do not move it
+
+	reply   *nous.Message // a reply whose step has not ended
+	replyAt time.Time
+
+	calls map[string]*askedCall // calls asked for and not yet answered, by ID
+
+	content *content // nil without WithContent
+	input   []nous.Message
+}
+
+// askedCall is a tool call a reply asked for.
+type askedCall struct {
+	call nous.ToolCall
+	at   time.Time // when the step that asked for it ended
+}
+
+func newFold(t *Tracer, ctx context.Context, c *nous.Context) *fold {
+	f := &fold{
+		t:      t,
+		parent: ctx,
+		c:      c,
+		conv:   semconv.GenAIConversationID(c.Log().ID().String()),
+		calls:  make(map[string]*askedCall),
+	}
+	if t.content {
+		f.content = newContent(t, c)
+	}
+	return f
+}
+
+// add folds the next event.
+func (f *fold) add(e nous.Event) {
+	at := e.CreatedAt
+	switch e.Type {
+	case nous.EventTurnStart:
+		f.flushStep()
+		f.endTurn(f.last)
+		f.startTurn(at, true)
+	case nous.EventTurnEnd:
+		f.flushStep()
+		f.endTurn(at)
+	case nous.EventStepStart:
+		f.flushStep()
+		f.next, f.nextFixed = at, true
+	case nous.EventUserMessage:
+		f.flushStep()
+		if !f.turnExplicit {
+			f.endTurn(f.last)
+			f.startTurn(at, false)
+		}
+		f.addInput(e.Message)
+	case nous.EventSystemMessage, nous.EventReplace:
+		f.flushStep()
+		f.addInput(e.Message)
+	case nous.EventAssistantMessage:
+		f.flushStep()
+		if f.turn == nil {
+			f.startTurn(f.callStart(at), false)
+		}
+		f.reply, f.replyAt = e.Message, at
+		for _, tc := range e.Message.ToolCalls {
+			f.calls[tc.ID] = &askedCall{call: tc, at: at}
+		}
+	case nous.EventStepEnd:
+		if s, ok := nous.StepOf(e); ok {
+			f.endStep(&s, at)
+		} else {
+			f.flushStep()
+		}
+	case nous.EventToolResult:
+		f.flushStep()
+		f.toolSpan(e.Message, at)
+		f.addInput(e.Message)
+	}
+	f.last = at
+	if !f.nextFixed && e.Type != nous.EventAssistantMessage {
+		f.next = at
+	}
+}
+
+// finish ends what is open at the last event's time.
+func (f *fold) finish() {
+	f.flushStep()
+	f.endTurn(f.last)
+}
+
+// callStart returns when a model call whose reply came at at started.
+func (f *fold) callStart(at time.Time) time.Time {
+	if f.next.IsZero() || f.next.After(at) {
+		return at
+	}
+	return f.next
+}
+
+func (f *fold) startTurn(at time.Time, explicit bool) {
+	name := semconv.GenAIOperationNameInvokeAgent.Value.AsString()
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, f.conv}
+	if f.t.agent != "" {
+		name += " " + f.t.agent
+		attrs = append(attrs, semconv.GenAIAgentName(f.t.agent))
+	}
+	ctx, span := f.t.tracer.Start(f.parent, name, trace.WithTimestamp(at),
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	f.turn, f.turnCtx, f.turnExplicit = span, ctx, explicit
+	f.turnUsage, f.turnSteps, f.turnErr = nous.Usage{}, 0, ""
+}
+
+func (f *fold) endTurn(at time.Time) {
+	if f.turn == nil {
+		return
+	}
+	if f.turn.IsRecording() && f.turnSteps > 0 {
+		f.turn.SetAttributes(usageAttrs(f.turnUsage)...)
+	}
+	if f.turnErr != "" {
+		f.turn.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
+		f.turn.SetStatus(codes.Error, f.turnErr)
+	}
+	f.turn.End(trace.WithTimestamp(at))
+	f.turn, f.turnCtx, f.turnExplicit = nil, nil, false
+}
+
+// turnContext returns the context a model or a tool call's span is made
+// in: the open turn's, after opening one if none is.
+func (f *fold) turnContext(at time.Time) context.Context {
+	if f.turn == nil {
+		f.startTurn(at, false)
+	}
+	return f.turnCtx
+}
+
+// flushStep ends the call of a reply no step_end followed, at the reply.
+func (f *fold) flushStep() {
+	if f.reply != nil {
+		f.endStep(nil, f.replyAt)
+	}
+}
+
+// endStep makes the chat span of the model call that ends at at: the
+// pending reply's, if any, with the step s logged (nil when none was).
+func (f *fold) endStep(s *nous.Step, at time.Time) {
+	reply := f.reply
+	start := f.callStart(at)
+	if reply != nil {
+		start = f.callStart(f.replyAt)
+	}
+	var model, provider string
+	if s != nil {
+		model, provider = s.Model, s.Provider
+	}
+	name := semconv.GenAIOperationNameChat.Value.AsString()
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, f.conv}
+	if provider != "" {
+		attrs = append(attrs, providerName(provider))
+	}
+	if model != "" {
+		name += " " + model
+		attrs = append(attrs, semconv.GenAIRequestModel(model))
+	}
+	_, span := f.t.tracer.Start(f.turnContext(start), name, trace.WithTimestamp(start),
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	var failure string
+	switch {
+	case s != nil && s.Error != "":
+		failure = s.Error
+	case reply == nil:
+		failure = "the model call gave no reply"
+	case reply.Interrupted():
+		failure = "the reply was cut short"
+	}
+	if span.IsRecording() {
+		if reply != nil {
+			span.SetAttributes(replyAttrs(reply)...)
+		}
+		if s != nil {
+			span.SetAttributes(usageAttrs(s.Usage)...)
+		}
+		if f.content != nil {
+			if s != nil {
+				f.content.refresh() // a tool may have set a secret since the last call
+			}
+			span.SetAttributes(f.content.chat(f.input, reply)...)
+		}
+	}
+	if failure != "" {
+		if f.content != nil {
+			failure = f.content.mask(failure)
+		}
+		span.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
+		span.SetStatus(codes.Error, failure)
+	}
+	span.End(trace.WithTimestamp(at))
+
+	if s != nil {
+		f.turnUsage = f.turnUsage.Add(s.Usage)
+	}
+	f.turnSteps++
+	f.turnErr = failure
+	f.reply, f.input, f.nextFixed = nil, f.input[:0], false
+	if reply == nil {
+		return
+	}
+	for _, tc := range reply.ToolCalls {
+		if a := f.calls[tc.ID]; a != nil {
+			a.at = at
+		}
+	}
+	if len(reply.ToolCalls) == 0 && !f.turnExplicit && failure == "" {
+		f.endTurn(at)
+	}
+}
+
+// toolSpan makes the execute_tool span of the call result m answers, at
+// at.
+func (f *fold) toolSpan(m *nous.Message, at time.Time) {
+	call := nous.ToolCall{ID: m.ToolCallID, Name: m.Name}
+	start := at
+	if a := f.calls[m.ToolCallID]; a != nil {
+		call, start = a.call, a.at
+		delete(f.calls, m.ToolCallID)
+	}
+	name := semconv.GenAIOperationNameExecuteTool.Value.AsString()
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, f.conv,
+		semconv.GenAIToolCallID(call.ID), semconv.GenAIToolType("function")}
+	if call.Name != "" {
+		name += " " + call.Name
+		attrs = append(attrs, semconv.GenAIToolName(call.Name))
+	}
+	_, span := f.t.tracer.Start(f.turnContext(start), name, trace.WithTimestamp(start),
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	if f.content != nil && span.IsRecording() {
+		span.SetAttributes(f.content.tool(&call, m)...)
+	}
+	if m.IsError() {
+		desc := "the tool returned an error"
+		if f.content != nil {
+			desc = f.content.mask(m.Text())
+		}
+		span.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
+		span.SetStatus(codes.Error, desc)
+	}
+	span.End(trace.WithTimestamp(at))
+}
+
+// addInput keeps m for the next chat span's input, with content.
+func (f *fold) addInput(m *nous.Message) {
+	if f.content != nil && m != nil {
+		f.input = append(f.input, *m)
+	}
+}
+
+// replyAttrs returns what a reply says of itself: the model that made
+// it and why it stopped, as the provider adapters record them.
+func replyAttrs(m *nous.Message) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	if model, _ := m.Metadata["model"].(string); model != "" {
+		attrs = append(attrs, semconv.GenAIResponseModel(model))
+	}
+	if r := finishReason(m); r != "" {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(r))
+	}
+	return attrs
+}
+
+// finishReason returns why the model stopped, as its provider's adapter
+// recorded it: OpenAI's and Gemini's finish_reason, Anthropic's
+// stop_reason.
+func finishReason(m *nous.Message) string {
+	for _, k := range [...]string{"finish_reason", "stop_reason"} {
+		if r, _ := m.Metadata[k].(string); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// usageAttrs returns u as the conventions' usage attributes. The
+// breakdowns are set only when not 0.
+func usageAttrs(u nous.Usage) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		semconv.GenAIUsageInputTokens(u.InputTokens),
+		semconv.GenAIUsageOutputTokens(u.OutputTokens),
+	}
+	if u.CacheReadInputTokens != 0 {
+		attrs = append(attrs, semconv.GenAIUsageCacheReadInputTokens(u.CacheReadInputTokens))
+	}
+	if u.CacheCreationInputTokens != 0 {
+		attrs = append(attrs, semconv.GenAIUsageCacheCreationInputTokens(u.CacheCreationInputTokens))
+	}
+	if u.ReasoningTokens != 0 {
+		attrs = append(attrs, semconv.GenAIUsageReasoningOutputTokens(u.ReasoningTokens))
+	}
+	return attrs
+}
+
+// providerName returns gen_ai.provider.name for a provider adapter's
+// name: Gemini's adapter talks to the Gemini API or Vertex AI, which the
+// conventions name together as gcp.gen_ai; other names are theirs.
+func providerName(p string) attribute.KeyValue {
+	switch p {
+	case "openai":
+		return semconv.GenAIProviderNameOpenAI
+	case "anthropic":
+		return semconv.GenAIProviderNameAnthropic
+	case "gemini":
+		return semconv.GenAIProviderNameGCPGenAI
+	}
+	return semconv.GenAIProviderNameKey.String(p)
+}
