@@ -39,6 +39,7 @@ type fold struct {
 
 	turn         trace.Span // the open invoke_agent span, or nil
 	turnCtx      context.Context
+	turnStart    time.Time
 	turnExplicit bool // opened by a turn_start: a turn_end closes it
 	turnUsage    nous.Usage
 	turnSteps    int
@@ -53,6 +54,7 @@ type fold struct {
 	calls map[string]*askedCall // calls asked for and not yet answered, by ID
 
 	content *content // nil without WithContent
+	masker  *content // without content, for errors' texts: made at the first
 	input   []nous.Message
 }
 
@@ -149,7 +151,7 @@ func (f *fold) startTurn(at time.Time, explicit bool) {
 	}
 	ctx, span := f.t.tracer.Start(f.parent, name, trace.WithTimestamp(at),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	f.turn, f.turnCtx, f.turnExplicit = span, ctx, explicit
+	f.turn, f.turnCtx, f.turnStart, f.turnExplicit = span, ctx, at, explicit
 	f.turnUsage, f.turnSteps, f.turnErr = nous.Usage{}, 0, ""
 }
 
@@ -168,13 +170,18 @@ func (f *fold) endTurn(at time.Time) {
 	f.turn, f.turnCtx, f.turnExplicit = nil, nil, false
 }
 
-// turnContext returns the context a model or a tool call's span is made
-// in: the open turn's, after opening one if none is.
-func (f *fold) turnContext(at time.Time) context.Context {
+// turnContext returns the context a model or a tool call's span that
+// starts at at is made in: the open turn's, after opening one if none
+// is; and when the span starts, which is not before its turn (a call
+// asked for in a turn that ended runs in the next one).
+func (f *fold) turnContext(at time.Time) (context.Context, time.Time) {
 	if f.turn == nil {
 		f.startTurn(at, false)
 	}
-	return f.turnCtx
+	if at.Before(f.turnStart) {
+		at = f.turnStart
+	}
+	return f.turnCtx, at
 }
 
 // flushStep ends the call of a reply no step_end followed, at the reply.
@@ -205,7 +212,8 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 		name += " " + model
 		attrs = append(attrs, semconv.GenAIRequestModel(model))
 	}
-	_, span := f.t.tracer.Start(f.turnContext(start), name, trace.WithTimestamp(start),
+	ctx, start := f.turnContext(start)
+	_, span := f.t.tracer.Start(ctx, name, trace.WithTimestamp(start),
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	var failure string
 	switch {
@@ -231,9 +239,7 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 		}
 	}
 	if failure != "" {
-		if f.content != nil {
-			failure = f.content.mask(failure)
-		}
+		failure = f.mask(failure)
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
 		span.SetStatus(codes.Error, failure)
 	}
@@ -274,7 +280,8 @@ func (f *fold) toolSpan(m *nous.Message, at time.Time) {
 		name += " " + call.Name
 		attrs = append(attrs, semconv.GenAIToolName(call.Name))
 	}
-	_, span := f.t.tracer.Start(f.turnContext(start), name, trace.WithTimestamp(start),
+	ctx, start := f.turnContext(start)
+	_, span := f.t.tracer.Start(ctx, name, trace.WithTimestamp(start),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	if f.content != nil && span.IsRecording() {
 		span.SetAttributes(f.content.tool(&call, m)...)
@@ -282,12 +289,26 @@ func (f *fold) toolSpan(m *nous.Message, at time.Time) {
 	if m.IsError() {
 		desc := "the tool returned an error"
 		if f.content != nil {
-			desc = f.content.mask(m.Text())
+			desc = f.mask(m.Text())
 		}
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
 		span.SetStatus(codes.Error, desc)
 	}
 	span.End(trace.WithTimestamp(at))
+}
+
+// mask returns an error's text with the deps' secrets masked, as
+// content has them: an error is no content, but may quote a secret.
+func (f *fold) mask(text string) string {
+	if f.content != nil {
+		return f.content.mask(text)
+	}
+	if f.masker == nil {
+		f.masker = newContent(f.t, f.c)
+	} else {
+		f.masker.refresh()
+	}
+	return f.masker.mask(text)
 }
 
 // addInput keeps m for the next chat span's input, with content.
