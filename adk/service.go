@@ -20,9 +20,10 @@ import (
 // The errors of the service, beside the store's, which it returns wrapped.
 var (
 	// ErrStaleSession reports an append to a Session read before another
-	// writer appended to it: nothing was stored. Get the session again
-	// and append the event to that. It wraps [nous.ErrConflict].
-	ErrStaleSession = fmt.Errorf("the session was appended to since this Session was read: %w", nous.ErrConflict)
+	// writer appended to it, or before the session was deleted and
+	// created again: nothing was stored. Get the session again and append
+	// the event to that. It wraps [nous.ErrConflict].
+	ErrStaleSession = fmt.Errorf("the session was appended to, or deleted and created again, since this Session was read: %w", nous.ErrConflict)
 	// ErrInvalidRequest reports a request without what it needs (an app
 	// name, a user ID, a session ID, a session or an event).
 	ErrInvalidRequest = errors.New("invalid request")
@@ -243,8 +244,8 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // delta to sess and to the scopes, and appends it to sess's events (its
 // "temp:" keys trimmed from the stored copy). A partial event is not
 // stored. sess must be a Session this service returned: one read before
-// another writer's append is an error wrapping [ErrStaleSession], and
-// nothing is stored. An event whose ID the session's log holds already
+// another writer's append, or before its session was deleted and created
+// again, is an error wrapping [ErrStaleSession], and nothing is stored. An event whose ID the session's log holds already
 // (the retry of an append whose reply was lost) is not stored again.
 //
 // The event and the session's state are one save, which is all an append
@@ -267,14 +268,17 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	e := s.entry(k.name())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	head := as.seen()
-	if e.c == nil || int64(e.c.Log().Len()) != head {
+	log, head := as.seen()
+	if e.c == nil || e.c.Log().ID() != log || int64(e.c.Log().Len()) != head {
 		// Not held, or held at another point than sess: read what is new.
 		// When the log is where sess saw it, the save below is what finds
 		// another writer's append, without a read first.
 		if err := s.bring(ctx, k, e); err != nil {
 			return fmt.Errorf("nousadk: append to %s: %w", k, err)
 		}
+	}
+	if id := e.c.Log().ID(); id != log {
+		return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, id, ErrStaleSession)
 	}
 	app, user, own, stored := split(event.Actions.StateDelta)
 	app, user = s.kept(app), s.kept(user)
@@ -320,6 +324,12 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 			return s.sharedDeltas(ctx, k, event, app, user)
 		case errors.Is(err, nous.ErrConflict):
 			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
+		case errors.Is(err, nous.ErrNotFound):
+			// The log sess was read from is gone: deleted, or deleted and
+			// made again, which sess has never seen.
+			if info, lerr := s.store.Lookup(ctx, k.name()); lerr == nil && info.ID != log {
+				return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, info.ID, ErrStaleSession)
+			}
 		}
 		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
 	}

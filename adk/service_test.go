@@ -509,3 +509,40 @@ func TestGetAgain(t *testing.T) {
 		}
 	}
 }
+
+// A Session read before its session was deleted and created again is
+// stale: an append to it fails with ErrStaleSession and stores nothing in
+// the new session, whether this service or another one deleted and made
+// it again.
+func TestAppendAfterRecreate(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			svc, other := nousadk.NewSessionService(a), nousadk.NewSessionService(b)
+			for i, deleter := range []*nousadk.SessionService{svc, other} {
+				id := fmt.Sprint("s", i)
+				old := mustCreate(t, svc, "app", "u", id, nil)
+				if err := svc.AppendEvent(bg, old, &session.Event{ID: "old-1", Author: "user"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := deleter.Delete(bg, &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: id}); err != nil {
+					t.Fatal(err)
+				}
+				renewed := mustCreate(t, deleter, "app", "u", id, nil)
+				if err := deleter.AppendEvent(bg, renewed, &session.Event{ID: "new-1", Author: "user"}); err != nil {
+					t.Fatal(err)
+				}
+				err := svc.AppendEvent(bg, old, &session.Event{ID: "old-2", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "old"}}})
+				if !errors.Is(err, nousadk.ErrStaleSession) {
+					t.Errorf("deleter %d: an append to the Session of the deleted session: %v", i, err)
+				}
+				for _, s := range []*nousadk.SessionService{svc, other, nousadk.NewSessionService(a)} {
+					got := mustGet(t, s, "app", "u", id)
+					if got.Events().Len() != 1 || got.Events().At(0).ID != "new-1" || len(state(got)) != 0 {
+						t.Errorf("deleter %d: the new session has %d events, state %v; want new-1 only", i, got.Events().Len(), state(got))
+					}
+				}
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"google.golang.org/adk/v2/session"
 
 	"github.com/nous-go/nous"
@@ -192,6 +193,7 @@ func (e *entry) session(k key, app, user map[string]any) *adkSession {
 		state:   merge(jsonx.CloneMap(e.c.Deps), app, user),
 		events:  e.events[:len(e.events):len(e.events)], // shared, and an append to it copies
 		updated: updated,
+		log:     e.c.Log().ID(),
 		head:    int64(e.c.Log().Len()),
 	}
 }
@@ -217,7 +219,8 @@ type adkSession struct {
 	state   map[string]any
 	events  []*session.Event
 	updated time.Time
-	head    int64 // the length of the log this copy reflects
+	log     uuid.UUID // the ID of the log this copy was read from
+	head    int64     // the length of the log this copy reflects
 }
 
 var _ session.Session = (*adkSession)(nil)
@@ -240,11 +243,12 @@ func (s *adkSession) LastUpdateTime() time.Time {
 	return s.updated
 }
 
-// seen returns the length of the log s reflects.
-func (s *adkSession) seen() int64 {
+// seen returns the ID of the log s was read from and the length of it s
+// reflects.
+func (s *adkSession) seen() (uuid.UUID, int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.head
+	return s.log, s.head
 }
 
 // applied records in s an event stored as the last of a log of head
