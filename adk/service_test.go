@@ -546,3 +546,30 @@ func TestAppendAfterRecreate(t *testing.T) {
 		})
 	}
 }
+
+// A delta that sets a shared key back to the value this service last saw
+// is saved, though the scope it holds has that value already: another
+// service changed the key since, and the last update wins.
+func TestScopeUpdateToHeldValue(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			svc, other := nousadk.NewSessionService(a), nousadk.NewSessionService(b)
+			mine := mustCreate(t, svc, "app", "u", "mine", map[string]any{"app:mode": "one", "user:mode": "one"})
+			theirs := mustCreate(t, other, "app", "u", "theirs", nil)
+			if err := other.AppendEvent(bg, theirs, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"app:mode": "two", "user:mode": "two"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.AppendEvent(bg, mine, &session.Event{ID: "e2", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"app:mode": "one", "user:mode": "one"}}}); err != nil {
+				t.Fatal(err)
+			}
+			for sname, s := range map[string]*nousadk.SessionService{"this service": svc, "the other": other, "a new one": nousadk.NewSessionService(b)} {
+				for _, id := range []string{"mine", "theirs"} {
+					if st := state(mustGet(t, s, "app", "u", id)); st["app:mode"] != "one" || st["user:mode"] != "one" {
+						t.Errorf("%s, session %s: %v; want app:mode and user:mode one", sname, id, st)
+					}
+				}
+			}
+		})
+	}
+}
