@@ -168,7 +168,8 @@ func filter(events []*session.Event, n int, after time.Time) []*session.Event {
 }
 
 // List returns the app's sessions, or the user's when req.UserID is set,
-// each with its state and without its events.
+// each with its state and without its events, its LastUpdateTime what Get
+// gives: the time of its last event, or of its creation.
 func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
 	if req == nil || req.AppName == "" {
 		return nil, fmt.Errorf("nousadk: list: an app name is required: %w", ErrInvalidRequest)
@@ -188,7 +189,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 			return nil, fmt.Errorf("nousadk: list the sessions of app %q: %w", req.AppName, err)
 		}
 		k := key{app: info.Labels[labelApp], user: info.Labels[labelUser], id: info.Labels[labelSession]}
-		own, err := s.storedState(ctx, info)
+		own, updated, err := s.stored(ctx, info)
 		if errors.Is(err, nous.ErrNotFound) {
 			continue // deleted since it was listed
 		}
@@ -202,19 +203,43 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 			}
 			users[k.user] = userState
 		}
-		sessions = append(sessions, &adkSession{key: k, state: merge(own, appState, userState), updated: info.UpdatedAt})
+		sessions = append(sessions, &adkSession{key: k, state: merge(own, appState, userState), updated: updated})
 	}
 	return &session.ListResponse{Sessions: sessions}, nil
 }
 
-// storedState returns the session state the store holds for the log of
-// info, as of its last save.
-func (s *SessionService) storedState(ctx context.Context, info nous.LogInfo) (map[string]any, error) {
-	st, err := s.store.Read(ctx, info.ID, info.Head)
-	if err != nil {
-		return nil, err
+// stored returns the session state the store holds for the log of info,
+// as of its last save, and the session's last update as Get says it: the
+// time of its last event, or of its start when it has none. It reads the
+// last event only, unless that is not an ADK event.
+func (s *SessionService) stored(ctx context.Context, info nous.LogInfo) (map[string]any, time.Time, error) {
+	after := max(info.Head-1, 0)
+	for {
+		st, err := s.store.Read(ctx, info.ID, after)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		for i := len(st.Events) - 1; i >= 0; i-- {
+			var ev nous.Event
+			if err := json.Unmarshal(st.Events[i], &ev); err != nil {
+				return nil, time.Time{}, fmt.Errorf("event %d of log %s does not read: %w: %w", after+int64(i)+1, info.ID, nous.ErrCorrupt, err)
+			}
+			if ev.Type != nous.EventRuntime {
+				continue
+			}
+			raw, _ := ev.Data[dataEvent].(string)
+			var last session.Event
+			if err := json.Unmarshal([]byte(raw), &last); err != nil {
+				return nil, time.Time{}, fmt.Errorf("event %d of log %s does not read back as an ADK event: %w: %w", ev.Seq, info.ID, nous.ErrCorrupt, err)
+			}
+			deps, _, err := stateDeps(st.State)
+			return deps, last.Timestamp, err
+		}
+		if after == 0 {
+			return stateDeps(st.State)
+		}
+		after = 0 // the last event is not an ADK event: look for the one before it
 	}
-	return stateDeps(st.State)
 }
 
 // Delete removes the session; one the store does not hold is no error.

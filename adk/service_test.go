@@ -573,3 +573,49 @@ func TestScopeUpdateToHeldValue(t *testing.T) {
 		})
 	}
 }
+
+// A session's LastUpdateTime is the time of its last event, or of its
+// creation when it has none: the same from List, from Get of the service
+// that holds it and of one that reads it whole, and on the Session
+// appended to.
+func TestLastUpdateTime(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			svc := nousadk.NewSessionService(a)
+			want := map[string]time.Time{}
+			none := mustCreate(t, svc, "app", "u", "none", nil)
+			want["none"] = none.LastUpdateTime()
+			if want["none"].IsZero() {
+				t.Fatal("a created session's LastUpdateTime is zero")
+			}
+			some := mustCreate(t, svc, "app", "u", "some", nil)
+			at := time.Date(2025, 3, 4, 5, 6, 7, 891011121, time.UTC)
+			for i := range 3 {
+				at = at.Add(time.Duration(i+1) * time.Minute)
+				if err := svc.AppendEvent(bg, some, &session.Event{ID: fmt.Sprint("e", i), Author: "user", Timestamp: at}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want["some"] = at
+			if got := some.LastUpdateTime(); !got.Equal(at) {
+				t.Errorf("the Session appended to: %v, want %v", got, at)
+			}
+			for sname, s := range map[string]*nousadk.SessionService{"this service": svc, "another": nousadk.NewSessionService(b)} {
+				r, err := s.List(bg, &session.ListRequest{AppName: "app", UserID: "u"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Sessions) != 2 {
+					t.Fatalf("%s: List gave %d sessions, want 2", sname, len(r.Sessions))
+				}
+				for _, listed := range r.Sessions {
+					got := mustGet(t, s, "app", "u", listed.ID()).LastUpdateTime()
+					if !got.Equal(want[listed.ID()]) || !listed.LastUpdateTime().Equal(got) {
+						t.Errorf("%s: session %s: List says %v, Get %v; want %v", sname, listed.ID(), listed.LastUpdateTime(), got, want[listed.ID()])
+					}
+				}
+			}
+		})
+	}
+}

@@ -198,17 +198,24 @@ func (e *entry) session(k key, app, user map[string]any) *adkSession {
 	}
 }
 
-// stateDeps returns the deps of a stored state document.
-func stateDeps(doc []byte) (map[string]any, error) {
+// stateDeps returns the deps of a stored state document, and the start of
+// its run (the zero time for none).
+func stateDeps(doc []byte) (map[string]any, time.Time, error) {
 	m, err := jsonx.DecodeMap(doc)
 	if err != nil {
-		return nil, fmt.Errorf("the state document does not read: %w: %w", nous.ErrCorrupt, err)
+		return nil, time.Time{}, fmt.Errorf("the state document does not read: %w: %w", nous.ErrCorrupt, err)
 	}
 	deps, _ := m["deps"].(map[string]any)
 	if deps == nil {
 		deps = map[string]any{}
 	}
-	return deps, nil
+	var started time.Time
+	if at, ok := m["started_at"].(string); ok {
+		if started, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return nil, time.Time{}, fmt.Errorf("the state document's started_at does not read: %w: %w", nous.ErrCorrupt, err)
+		}
+	}
+	return deps, started, nil
 }
 
 // adkSession is a session as this service returns it: a copy the runner
