@@ -90,9 +90,12 @@ func NewSessionService(s nous.Store, opts ...Option) *SessionService {
 
 // Create stores a new session: its ID is req.SessionID, or a new UUID. A
 // session of that ID the app's user has already is an error wrapping
-// [nous.ErrConflict]. req.State is the session's state, its "app:" and
-// "user:" keys saved to their scopes once the session is stored, its
-// "temp:" keys in the Session returned only.
+// [nous.ErrConflict]. req.State is the session's state, its "temp:" keys
+// in the Session returned only. Its "app:" and "user:" keys are saved to
+// their scopes first, each in one save, then the session: a Create that
+// fails stores no session, though it may have set some shared keys, which
+// the same Create made again sets again. One whose session's save landed
+// with its reply lost is made again as a session that exists: Get it.
 func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
 	if req == nil || req.AppName == "" || req.UserID == "" {
 		return nil, fmt.Errorf("nousadk: create: an app name and a user ID are required: %w", ErrInvalidRequest)
@@ -102,7 +105,26 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		id = platform.NewUUID(ctx)
 	}
 	k := key{app: req.AppName, user: req.UserID, id: id}
+	if err := nous.CheckName(k.name(), k.labels()); err != nil {
+		return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
+	}
 	app, user, own, _ := split(req.State)
+	app, user = s.kept(app), s.kept(user)
+	if len(app) > 0 || len(user) > 0 {
+		// A session that exists changes no scope (unless it is made
+		// between this look and the save below).
+		_, err := s.store.Lookup(ctx, k.name())
+		if err == nil {
+			return nil, fmt.Errorf("nousadk: create %s: the session exists already: %w", k, nous.ErrConflict)
+		}
+		if !errors.Is(err, nous.ErrNotFound) {
+			return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
+		}
+	}
+	appState, userState, err := s.shared(ctx, k, app, user)
+	if err != nil {
+		return nil, fmt.Errorf("nousadk: create %s: no session is stored: %w", k, err)
+	}
 	c := nous.NewContext(nous.WithLogName(k.name()), nous.WithLogLabels(k.labels()), nous.WithDeps(own),
 		nous.WithRedaction(s.opts.redact), nous.WithLogger(s.opts.logger))
 	if err := c.Save(ctx, s.store); err != nil {
@@ -113,10 +135,6 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	}
 	e := &entry{c: c}
 	s.keep(k.name(), e)
-	appState, userState, err := s.shared(ctx, k, s.kept(app), s.kept(user))
-	if err != nil {
-		return nil, fmt.Errorf("nousadk: create %s: the session is stored, its shared state is not: %w", k, err)
-	}
 	sess := e.session(k, appState, userState)
 	for key, v := range req.State {
 		if strings.HasPrefix(key, session.KeyPrefixTemp) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -618,4 +619,88 @@ func TestLastUpdateTime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failing is a store whose next Append to a log whose name starts with
+// prefix fails, once: stored, with its reply lost, when land is set, else
+// not stored.
+type failing struct {
+	nous.Store
+	mu     sync.Mutex
+	prefix string
+	land   bool
+}
+
+func (s *failing) Append(ctx context.Context, b nous.Batch) error {
+	s.mu.Lock()
+	fail := s.prefix != "" && strings.HasPrefix(b.Info.Name, s.prefix)
+	if fail {
+		s.prefix = ""
+	}
+	s.mu.Unlock()
+	if !fail {
+		return s.Store.Append(ctx, b)
+	}
+	if s.land {
+		if err := s.Store.Append(ctx, b); err != nil {
+			return err
+		}
+	}
+	return errors.New("connection reset by peer")
+}
+
+// A Create whose save of the app's or the user's state fails stores no
+// session, and the same Create made again succeeds with the whole state,
+// whether the failed save was stored or not.
+func TestCreateRetriedAfterScopeFailure(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			for i, tc := range []struct {
+				prefix string
+				land   bool
+			}{{"adk app", false}, {"adk user", false}, {"adk app", true}, {"adk user", true}} {
+				store := &failing{Store: a, prefix: tc.prefix, land: tc.land}
+				svc := nousadk.NewSessionService(store)
+				app, id := fmt.Sprint("app", i), fmt.Sprint("s", i)
+				req := &session.CreateRequest{AppName: app, UserID: "u", SessionID: id,
+					State: map[string]any{"app:theme": "dark", "user:lang": "fr", "topic": "weather", "temp:draft": "x"}}
+				if _, err := svc.Create(bg, req); err == nil {
+					t.Fatalf("%s (stored: %v): the failed save was not an error", tc.prefix, tc.land)
+				}
+				if _, err := nousadk.NewSessionService(b).Get(bg, &session.GetRequest{AppName: app, UserID: "u", SessionID: id}); !errors.Is(err, nous.ErrNotFound) {
+					t.Errorf("%s (stored: %v): the failed Create left a session: %v", tc.prefix, tc.land, err)
+				}
+				r, err := svc.Create(bg, req)
+				if err != nil {
+					t.Fatalf("%s (stored: %v): the Create made again: %v", tc.prefix, tc.land, err)
+				}
+				want := map[string]any{"app:theme": "dark", "user:lang": "fr", "topic": "weather"}
+				if st := state(r.Session); st["temp:draft"] != "x" || !sameState(st, want, "temp:draft") {
+					t.Errorf("%s (stored: %v): the created Session: %v", tc.prefix, tc.land, st)
+				}
+				for sname, s := range map[string]*nousadk.SessionService{"this service": svc, "a new one": nousadk.NewSessionService(b)} {
+					if st := state(mustGet(t, s, app, "u", id)); !sameState(st, want) {
+						t.Errorf("%s (stored: %v): %s: %v, want %v", tc.prefix, tc.land, sname, st, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// sameState reports whether got has the keys of want with their values,
+// and no others but those of also.
+func sameState(got, want map[string]any, also ...string) bool {
+	for k, v := range got {
+		if w, ok := want[k]; (!ok && !slices.Contains(also, k)) || (ok && fmt.Sprint(w) != fmt.Sprint(v)) {
+			return false
+		}
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
