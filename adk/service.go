@@ -133,9 +133,15 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		}
 		return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
 	}
-	e := &entry{c: c}
-	s.keep(k.name(), e)
-	sess := e.session(k, appState, userState)
+	sess := (&entry{c: c}).session(k, appState, userState)
+	// Held from now on, for other calls to share under its lock: one that
+	// read the stored session first keeps what it read.
+	e := s.entry(k.name())
+	e.mu.Lock()
+	if e.c == nil || e.c.Log().ID() != c.Log().ID() {
+		e.c, e.events, e.decoded = c, nil, 0
+	}
+	e.mu.Unlock()
 	for key, v := range req.State {
 		if strings.HasPrefix(key, session.KeyPrefixTemp) {
 			sess.state[key] = v

@@ -704,3 +704,48 @@ func sameState(got, want map[string]any, also ...string) bool {
 	}
 	return true
 }
+
+// Sessions created at once on one service, each read and appended to by
+// other goroutines as soon as it is stored, are each whole: the race
+// detector finds nothing, and every event is stored once.
+func TestConcurrentCreate(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			store, _ := open(t)
+			svc := nousadk.NewSessionService(store)
+			const n = 8
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					mustCreate(t, svc, "app", "u", fmt.Sprint("s", i), map[string]any{"n": i, "app:k": i})
+				})
+				wg.Go(func() {
+					// Read session i from the moment it is stored, and
+					// append to it.
+					id := fmt.Sprint("s", i)
+					for {
+						r, err := svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u", SessionID: id})
+						if errors.Is(err, nous.ErrNotFound) {
+							continue
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if err := svc.AppendEvent(bg, r.Session, &session.Event{ID: "e-" + id, Author: "user"}); err != nil {
+							t.Error(err)
+						}
+						return
+					}
+				})
+			}
+			wg.Wait()
+			for i := range n {
+				got := mustGet(t, nousadk.NewSessionService(store), "app", "u", fmt.Sprint("s", i))
+				if got.Events().Len() != 1 || fmt.Sprint(state(got)["n"]) != fmt.Sprint(i) {
+					t.Errorf("session s%d: %d events, state %v", i, got.Events().Len(), state(got))
+				}
+			}
+		})
+	}
+}

@@ -81,19 +81,6 @@ func (s *SessionService) entry(name string) *entry {
 	return e
 }
 
-// keep makes e the entry of name.
-func (s *SessionService) keep(name string, e *entry) {
-	if s.opts.cacheLimit <= 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.clock++
-	e.used = s.clock
-	s.sessions[name] = e
-	s.evict(name)
-}
-
 // evict drops the least used entries but the one of name while there are
 // more than the cache limit. An entry in use is dropped all the same: its
 // user holds it, and the next call reads the session afresh.
