@@ -23,9 +23,10 @@
 // only state. A key of "temp:" lives for the invocation: the Session the
 // runner holds has it, and no store does (the stored event's delta lacks
 // it). Deps are saved as nous saves them: a key a secret's name would
-// have ([nous.IsSecretKey], or the rule of [WithRedaction]) stays in this
-// process's sessions and is never written, neither in the state nor in the
-// stored event's delta.
+// have ([nous.IsSecretKey], or the rule of [WithRedaction]), at any depth
+// of a value of any type (a typed map, a struct by its JSON names), stays
+// in this process's sessions and is never written, neither in the state
+// nor in the stored event's delta.
 //
 // # What is atomic
 //

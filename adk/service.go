@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // The errors of the service, beside the store's, which it returns wrapped.
@@ -406,8 +409,11 @@ func (s *SessionService) sharedDeltas(ctx context.Context, k key, event *session
 }
 
 // kept returns delta without the keys the redaction rule names, at any
-// depth of its maps and lists (a top-level key without its scope's
-// prefix); an empty delta is returned as it is.
+// depth of its values (a top-level key without its scope's prefix); an
+// empty delta is returned as it is. A value of another type than the
+// generic ones of JSON (a typed map, a struct, a list of them) is kept in
+// its JSON form, whose keys the rule is applied to, as nous saves it; one
+// JSON cannot hold is kept as it is, for its encoding to refuse.
 func (s *SessionService) kept(delta map[string]any) map[string]any {
 	if len(delta) == 0 {
 		return delta
@@ -418,33 +424,71 @@ func (s *SessionService) kept(delta map[string]any) map[string]any {
 		for _, p := range []string{session.KeyPrefixApp, session.KeyPrefixUser} {
 			name = strings.TrimPrefix(name, p)
 		}
-		if !s.opts.redact(name) {
-			out[k] = s.keptValue(v)
+		if s.opts.redact(name) {
+			continue
+		}
+		if v, ok := s.keptValue(v, nil); ok {
+			out[k] = v
 		}
 	}
 	return out
 }
 
-// keptValue returns v without the keys of its maps, at any depth, that the
-// redaction rule names; a value of another type is returned as it is.
-func (s *SessionService) keptValue(v any) any {
-	switch v := v.(type) {
+// keptValue returns v, under the maps and lists of path, without the keys
+// of its maps, at any depth, that the redaction rule names, and whether to
+// keep it at all: a map or a list that holds itself, or is nested deeper
+// than JSON is kept, is not.
+func (s *SessionService) keptValue(v any, path []uintptr) (any, bool) {
+	if len(path) > jsonx.MaxDepth {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil, bool, string, float64, float32, int, int8, int16, int32, int64,
+		uint, uint8, uint16, uint32, uint64, json.Number:
+		return v, true
 	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			if !s.opts.redact(k) {
-				out[k] = s.keptValue(x)
+		if x == nil {
+			return v, true
+		}
+		p := reflect.ValueOf(x).Pointer()
+		if slices.Contains(path, p) {
+			return nil, false
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s.opts.redact(k) {
+				continue
+			}
+			if e, ok := s.keptValue(e, append(path, p)); ok {
+				out[k] = e
 			}
 		}
-		return out
+		return out, true
 	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = s.keptValue(x)
+		if len(x) == 0 {
+			return v, true
 		}
-		return out
+		p := reflect.ValueOf(x).Pointer()
+		if slices.Contains(path, p) {
+			return nil, false
+		}
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			if e, ok := s.keptValue(e, append(path, p)); ok {
+				out = append(out, e)
+			}
+		}
+		return out, true
 	}
-	return v
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v, true // the event's encoding says what is wrong with it
+	}
+	g, err := jsonx.Decode(b)
+	if err != nil {
+		return v, true
+	}
+	return s.keptValue(g, path)
 }
 
 // split divides a state or a delta by scope: the app's and the user's

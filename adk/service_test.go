@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -747,5 +748,123 @@ func TestConcurrentCreate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// credentials is a typed value whose field is a secret by its JSON name.
+type credentials struct {
+	User   string `json:"user"`
+	APIKey string `json:"api_key"`
+}
+
+// A secret's key inside a value of any type (a typed map, a struct by its
+// JSON name, a list of them) is never written, neither in the session's
+// state nor in the shared scopes nor in the stored event's delta, and
+// stays in the Session of this process.
+func TestTypedSecretsNotStored(t *testing.T) {
+	secrets := []string{"pw-typed-create", "key-typed-create", "key-typed-1", "key-typed-2", "sec-typed-3", "tok-typed-4"}
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			var dir string
+			store, _ := open(t)
+			if name == "filestore" {
+				dir = t.TempDir()
+				store = openDir(t, dir)
+			}
+			svc := nousadk.NewSessionService(store)
+			sess := mustCreate(t, svc, "app", "u", "s", map[string]any{
+				"conn":      map[string]string{"host": "h", "password": "pw-typed-create"},
+				"app:login": credentials{User: "ann", APIKey: "key-typed-create"},
+			})
+			ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{
+				"cfg":        map[string]string{"region": "eu", "api_key": "key-typed-1"},
+				"login":      credentials{User: "ann", APIKey: "key-typed-2"},
+				"user:list":  []map[string]any{{"secret": "sec-typed-3", "n": 1}},
+				"app:nested": map[string]any{"inner": map[string]string{"access_token": "tok-typed-4"}},
+			}}}
+			if err := svc.AppendEvent(bg, sess, ev); err != nil {
+				t.Fatal(err)
+			}
+			if got := state(sess)["login"]; got != (credentials{User: "ann", APIKey: "key-typed-2"}) {
+				t.Errorf("the Session lost its typed value: %v", got)
+			}
+			logs := 0
+			for info, err := range store.List(bg, nous.ListOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				logs++
+				st, err := store.Read(bg, info.ID, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, secret := range secrets {
+					if strings.Contains(string(st.State), secret) {
+						t.Errorf("the state of log %q holds %q", info.Name, secret)
+					}
+					for i, raw := range st.Events {
+						if strings.Contains(string(raw), secret) {
+							t.Errorf("event %d of log %q holds %q", i+1, info.Name, secret)
+						}
+					}
+				}
+			}
+			if logs != 3 {
+				t.Errorf("%d logs, want the session's, the app's and the user's", logs)
+			}
+			if dir != "" {
+				err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return err
+					}
+					b, err := os.ReadFile(path)
+					for _, secret := range secrets {
+						if strings.Contains(string(b), secret) {
+							t.Errorf("%s holds %q", path, secret)
+						}
+					}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
+			delta := got.Events().At(0).Actions.StateDelta
+			if cfg, _ := delta["cfg"].(map[string]any); cfg["region"] != "eu" || len(cfg) != 1 {
+				t.Errorf("the stored delta's cfg: %v", delta["cfg"])
+			}
+			if login, _ := delta["login"].(map[string]any); login["user"] != "ann" || len(login) != 1 {
+				t.Errorf("the stored delta's login: %v", delta["login"])
+			}
+		})
+	}
+}
+
+// A delta whose map holds itself is appended without the cycle in what is
+// stored, and returns.
+func TestCyclicDelta(t *testing.T) {
+	store := storetest.NewMemory()
+	svc := nousadk.NewSessionService(store, nousadk.WithLogger(slog.New(slog.DiscardHandler)))
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	loop := map[string]any{"n": 1}
+	loop["a"], loop["b"] = loop, []any{map[string]string{"password": "pw-in-loop"}}
+	done := make(chan error, 1)
+	go func() {
+		done <- svc.AppendEvent(bg, sess, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"loop": loop, "app:loop": loop}}})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Logf("the append: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the append of a cyclic delta did not return")
+	}
+	got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
+	for ev := range got.Events().All() {
+		if l, _ := ev.Actions.StateDelta["loop"].(map[string]any); fmt.Sprint(l["n"]) != "1" || l["a"] != nil || strings.Contains(fmt.Sprint(l), "pw-in-loop") {
+			t.Errorf("the stored delta: %v", l)
+		}
 	}
 }
