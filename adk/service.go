@@ -297,8 +297,12 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // "temp:" keys trimmed from the stored copy). A partial event is not
 // stored. sess must be a Session this service returned: one read before
 // another writer's append, or before its session was deleted and created
-// again, is an error wrapping [ErrStaleSession], and nothing is stored. An event whose ID the session's log holds already
-// (the retry of an append whose reply was lost) is not stored again.
+// again, is an error wrapping [ErrStaleSession], and nothing is stored.
+// An event whose ID the session's log holds already (the retry of an
+// append whose reply was lost) is not stored again: the append succeeds
+// with the event in sess when sess has the events before it (another
+// writer's appends after it leave sess stale for the next), and is an
+// error wrapping [ErrStaleSession] when sess lacks some.
 //
 // The event and the session's state are one save, which is all an append
 // of a session the service holds, and of an event without "app:" or
@@ -338,10 +342,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	if event.ID != "" && nous.CheckKey("adk "+event.ID) == nil {
 		batch = "adk " + event.ID
 		if e.c.HasBatch(batch) { // stored by an append whose reply was lost
-			if n := len(e.events); n > 0 && e.events[n-1].ID == event.ID && int64(e.c.Log().Len()) == head+1 {
-				as.applied(event, int64(e.c.Log().Len()))
-			}
-			return s.sharedDeltas(ctx, k, event, app, user)
+			return s.landed(ctx, k, e, as, event, app, user)
 		}
 	}
 	if int64(e.c.Log().Len()) != head {
@@ -369,11 +370,12 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 		e.reset() // the context holds what the store may not: read it again
 		switch {
 		case errors.Is(err, nous.ErrLanded):
-			// The store kept the event, whose reply was lost, and another
-			// writer appended after it: sess has the event, and is stale
-			// for the next.
-			as.applied(event, head)
-			return s.sharedDeltas(ctx, k, event, app, user)
+			// Another append of the event, whose reply was lost, was
+			// stored since the log was read.
+			if err := s.bring(ctx, k, e); err != nil {
+				return fmt.Errorf("nousadk: append event %q to %s: it is stored already, and the session does not read: %w", event.ID, k, err)
+			}
+			return s.landed(ctx, k, e, as, event, app, user)
 		case errors.Is(err, nous.ErrConflict):
 			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
 		case errors.Is(err, nous.ErrNotFound):
@@ -389,6 +391,33 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	e.decoded = int64(c.Log().Len())
 	as.applied(event, int64(c.Log().Len()))
 	return s.sharedDeltas(ctx, k, event, app, user)
+}
+
+// landed ends the append of event to sess when the session's log, as e
+// holds it, has the event already, stored by an append whose reply was
+// lost. sess is brought to the event when it is the next of sess's, and
+// has it when it is one of them: then the append succeeds. Else sess
+// lacks events before it: the error wraps [ErrStaleSession], and sess is
+// as it was. Either way the event's shared deltas are saved again.
+func (s *SessionService) landed(ctx context.Context, k key, e *entry, as *adkSession, event *session.Event, app, user map[string]any) error {
+	i := slices.IndexFunc(e.events, func(ev *session.Event) bool { return ev.ID == event.ID })
+	if i < 0 {
+		return fmt.Errorf("nousadk: append event %q to %s: the log holds its batch and no event of its ID: %w", event.ID, k, nous.ErrCorrupt)
+	}
+	if err := s.sharedDeltas(ctx, k, event, app, user); err != nil {
+		return err
+	}
+	head, n, has := as.holds(i, event.ID)
+	switch {
+	case has:
+		return nil
+	case i == n && int64(n) == head:
+		// Each event of a session's log is an ADK event: the i-th of
+		// them is the log's event i+1.
+		as.applied(event, head+1)
+		return nil
+	}
+	return fmt.Errorf("nousadk: append event %q to %s: it was stored as event %d, and this Session was read at event %d: %w", event.ID, k, i+1, head, ErrStaleSession)
 }
 
 // sharedDeltas saves the app and user deltas of a stored event to their

@@ -868,3 +868,74 @@ func TestCyclicDelta(t *testing.T) {
 		}
 	}
 }
+
+// The retry of an append whose reply was lost reports success only with
+// the event in the Session it was made on, in its place: so it is with no
+// other writer, and when another writer appended after it, when the
+// Session is then stale for the next append. On a Session read after the
+// event landed, the retry adds nothing. The event is stored once.
+func TestLostReplyRetried(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			for i, otherWriter := range []bool{false, true} {
+				store := &lossy{Store: a}
+				svc, other := nousadk.NewSessionService(store), nousadk.NewSessionService(b)
+				id := fmt.Sprint("s", i)
+				sess := mustCreate(t, svc, "app", "u", id, nil)
+				if err := svc.AppendEvent(bg, sess, &session.Event{ID: "e0", Author: "user"}); err != nil {
+					t.Fatal(err)
+				}
+				ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "v"}}}
+				store.lose = true
+				if err := svc.AppendEvent(bg, sess, ev); err == nil {
+					t.Fatal("the lost reply was not an error")
+				}
+				want := []string{"e0", "e1"}
+				if otherWriter {
+					theirs := mustGet(t, other, "app", "u", id)
+					if err := other.AppendEvent(bg, theirs, &session.Event{ID: "e2", Author: "model"}); err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, "e2")
+				}
+				if err := svc.AppendEvent(bg, sess, ev); err != nil {
+					t.Fatalf("other writer %v: the retry: %v", otherWriter, err)
+				}
+				if got := eventIDs(sess); fmt.Sprint(got) != "[e0 e1]" || state(sess)["k"] != "v" {
+					t.Errorf("other writer %v: the retry succeeded, and the Session has %v, state %v; want e0, e1 and k", otherWriter, got, state(sess))
+				}
+				err := svc.AppendEvent(bg, sess, &session.Event{ID: "e3", Author: "model"})
+				if otherWriter && !errors.Is(err, nousadk.ErrStaleSession) {
+					t.Errorf("an append to the Session after another writer's: %v", err)
+				}
+				if !otherWriter {
+					if err != nil {
+						t.Errorf("the next append: %v", err)
+					}
+					want = append(want, "e3")
+				}
+				fresh := mustGet(t, svc, "app", "u", id)
+				if err := svc.AppendEvent(bg, fresh, ev); err != nil {
+					t.Errorf("other writer %v: the retry on a Session read since: %v", otherWriter, err)
+				}
+				if got := eventIDs(fresh); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("other writer %v: the retry on a Session read since made it %v, want %v", otherWriter, got, want)
+				}
+				for _, s := range []*nousadk.SessionService{svc, nousadk.NewSessionService(b)} {
+					if got := eventIDs(mustGet(t, s, "app", "u", id)); fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("other writer %v: stored %v, want %v", otherWriter, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func eventIDs(s session.Session) []string {
+	var ids []string
+	for ev := range s.Events().All() {
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}

@@ -245,6 +245,14 @@ func (s *adkSession) seen() (uuid.UUID, int64) {
 	return s.log, s.head
 }
 
+// holds returns the length of the log s reflects, how many events s has,
+// and whether its i-th is the event of ID id.
+func (s *adkSession) holds(i int, id string) (head int64, n int, has bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.head, len(s.events), i < len(s.events) && s.events[i].ID == id
+}
+
 // applied records in s an event stored as the last of a log of head
 // events: its whole delta in the state, the event without its temporary
 // keys in the events.
