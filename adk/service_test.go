@@ -939,3 +939,29 @@ func eventIDs(s session.Session) []string {
 	}
 	return ids
 }
+
+// An append whose save of a shared delta fails has stored its event, and
+// says so; appending the event again saves the delta, the event stored
+// once.
+func TestAppendRetriedAfterScopeFailure(t *testing.T) {
+	store := &failing{Store: storetest.NewMemory()}
+	svc := nousadk.NewSessionService(store)
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"app:theme": "dark", "k": "v"}}}
+	store.mu.Lock()
+	store.prefix = "adk app"
+	store.mu.Unlock()
+	if err := svc.AppendEvent(bg, sess, ev); err == nil || !strings.Contains(err.Error(), "the event is stored") {
+		t.Fatalf("the failed save of the app's delta: %v", err)
+	}
+	if err := svc.AppendEvent(bg, sess, ev); err != nil {
+		t.Fatalf("the append made again: %v", err)
+	}
+	got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
+	if fmt.Sprint(eventIDs(got)) != "[e1]" || !sameState(state(got), map[string]any{"app:theme": "dark", "k": "v"}) {
+		t.Errorf("stored %v, state %v; want e1 once, app:theme and k", eventIDs(got), state(got))
+	}
+	if fmt.Sprint(eventIDs(sess)) != "[e1]" {
+		t.Errorf("the Session has %v, want e1 once", eventIDs(sess))
+	}
+}
