@@ -23,18 +23,22 @@
 // only state. A key of "temp:" lives for the invocation: the Session the
 // runner holds has it, and no store does (the stored event's delta lacks
 // it). Deps are saved as nous saves them: a key a secret's name would
-// have ([nous.IsSecretKey], or the rule of [WithRedaction]) stays in this
-// process's sessions and is never written, neither in the state nor in the
-// stored event's delta.
+// have ([nous.IsSecretKey], or the rule of [WithRedaction]), at any depth
+// of a value of any type (a typed map, a struct by its JSON names), stays
+// in this process's sessions and is never written, neither in the state
+// nor in the stored event's delta.
 //
 // # What is atomic
 //
 // An event and the session state it changes are one save of the session's
 // log: both or neither. Its app and user deltas are saved to their scopes
-// first, each in one save that is retried on a conflict with another
+// after it, each in one save that is retried on a conflict with another
 // session's update (a delta sets keys, so applying it again is harmless):
-// an append that fails after them has changed the shared scope without its
-// event, and the runner's retry of the event sets the same keys again.
+// an append whose scope save fails has stored its event without that
+// delta, says so, and appending the event again saves the delta without
+// storing the event twice. Create saves its app and user state first, then
+// the session: one that fails stores no session, though it may have set
+// shared keys, which the same Create made again sets again.
 //
 // # Two writers
 //
@@ -47,7 +51,9 @@
 // run; a server retries the request (the user's message is an event of
 // its own, appended at the run's start), a loop calls Get and runs again.
 // An append whose reply was lost is found by the event's ID, which is the
-// batch's key, and is not stored twice.
+// batch's key, and is not stored twice: its retry puts the event in the
+// Session (stale for the next append when another writer appended since).
+// A Session of a session deleted and created again is stale too.
 //
 // # Cost
 //

@@ -1,6 +1,7 @@
 package nousadk
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,14 +52,17 @@ func (sc *scope) state(ctx context.Context, s *SessionService) (map[string]any, 
 
 // update sets the keys of delta in the scope's state, in one save, and
 // returns a copy of the state; an empty delta saves nothing. A save that
-// another session's update beat is made again on the state it stored.
+// another session's update beat is made again on the state it stored; a
+// delta the state held has already is applied to the state read again,
+// which another session may have changed.
 func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string]any) (map[string]any, error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	for range attempts {
 		// A write to a scope held needs no read first: its save fails
 		// if another session's update came between, and is made again.
-		if sc.c == nil || len(delta) == 0 {
+		read := sc.c == nil || len(delta) == 0
+		if read {
 			if err := sc.read(ctx, s); err != nil {
 				return nil, err
 			}
@@ -66,8 +70,19 @@ func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string
 		if len(delta) == 0 {
 			return jsonx.CloneMap(sc.c.Deps), nil
 		}
+		before, err := sc.c.Serialize()
 		sc.c.MergeDeps(delta)
-		err := sc.c.Save(ctx, s.store)
+		if after, aerr := sc.c.Serialize(); !read && err == nil && aerr == nil && bytes.Equal(before, after) {
+			// The state held has the delta already, so the save would
+			// send nothing; but another session may have changed the
+			// scope since it was read. Apply the delta to what the store
+			// holds.
+			if err := sc.read(ctx, s); err != nil {
+				return nil, err
+			}
+			sc.c.MergeDeps(delta)
+		}
+		err = sc.c.Save(ctx, s.store)
 		if err == nil {
 			return jsonx.CloneMap(sc.c.Deps), nil
 		}

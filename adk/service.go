@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,14 +17,16 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // The errors of the service, beside the store's, which it returns wrapped.
 var (
 	// ErrStaleSession reports an append to a Session read before another
-	// writer appended to it: nothing was stored. Get the session again
-	// and append the event to that. It wraps [nous.ErrConflict].
-	ErrStaleSession = fmt.Errorf("the session was appended to since this Session was read: %w", nous.ErrConflict)
+	// writer appended to it, or before the session was deleted and
+	// created again: nothing was stored. Get the session again and append
+	// the event to that. It wraps [nous.ErrConflict].
+	ErrStaleSession = fmt.Errorf("the session was appended to, or deleted and created again, since this Session was read: %w", nous.ErrConflict)
 	// ErrInvalidRequest reports a request without what it needs (an app
 	// name, a user ID, a session ID, a session or an event).
 	ErrInvalidRequest = errors.New("invalid request")
@@ -89,9 +93,12 @@ func NewSessionService(s nous.Store, opts ...Option) *SessionService {
 
 // Create stores a new session: its ID is req.SessionID, or a new UUID. A
 // session of that ID the app's user has already is an error wrapping
-// [nous.ErrConflict]. req.State is the session's state, its "app:" and
-// "user:" keys saved to their scopes once the session is stored, its
-// "temp:" keys in the Session returned only.
+// [nous.ErrConflict]. req.State is the session's state, its "temp:" keys
+// in the Session returned only. Its "app:" and "user:" keys are saved to
+// their scopes first, each in one save, then the session: a Create that
+// fails stores no session, though it may have set some shared keys, which
+// the same Create made again sets again. One whose session's save landed
+// with its reply lost is made again as a session that exists: Get it.
 func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
 	if req == nil || req.AppName == "" || req.UserID == "" {
 		return nil, fmt.Errorf("nousadk: create: an app name and a user ID are required: %w", ErrInvalidRequest)
@@ -101,7 +108,26 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		id = platform.NewUUID(ctx)
 	}
 	k := key{app: req.AppName, user: req.UserID, id: id}
+	if err := nous.CheckName(k.name(), k.labels()); err != nil {
+		return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
+	}
 	app, user, own, _ := split(req.State)
+	app, user = s.kept(app), s.kept(user)
+	if len(app) > 0 || len(user) > 0 {
+		// A session that exists changes no scope (unless it is made
+		// between this look and the save below).
+		_, err := s.store.Lookup(ctx, k.name())
+		if err == nil {
+			return nil, fmt.Errorf("nousadk: create %s: the session exists already: %w", k, nous.ErrConflict)
+		}
+		if !errors.Is(err, nous.ErrNotFound) {
+			return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
+		}
+	}
+	appState, userState, err := s.shared(ctx, k, app, user)
+	if err != nil {
+		return nil, fmt.Errorf("nousadk: create %s: no session is stored: %w", k, err)
+	}
 	c := nous.NewContext(nous.WithLogName(k.name()), nous.WithLogLabels(k.labels()), nous.WithDeps(own),
 		nous.WithRedaction(s.opts.redact), nous.WithLogger(s.opts.logger))
 	if err := c.Save(ctx, s.store); err != nil {
@@ -110,13 +136,15 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		}
 		return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
 	}
-	e := &entry{c: c}
-	s.keep(k.name(), e)
-	appState, userState, err := s.shared(ctx, k, s.kept(app), s.kept(user))
-	if err != nil {
-		return nil, fmt.Errorf("nousadk: create %s: the session is stored, its shared state is not: %w", k, err)
+	sess := (&entry{c: c}).session(k, appState, userState)
+	// Held from now on, for other calls to share under its lock: one that
+	// read the stored session first keeps what it read.
+	e := s.entry(k.name())
+	e.mu.Lock()
+	if e.c == nil || e.c.Log().ID() != c.Log().ID() {
+		e.c, e.events, e.decoded = c, nil, 0
 	}
-	sess := e.session(k, appState, userState)
+	e.mu.Unlock()
 	for key, v := range req.State {
 		if strings.HasPrefix(key, session.KeyPrefixTemp) {
 			sess.state[key] = v
@@ -167,7 +195,8 @@ func filter(events []*session.Event, n int, after time.Time) []*session.Event {
 }
 
 // List returns the app's sessions, or the user's when req.UserID is set,
-// each with its state and without its events.
+// each with its state and without its events, its LastUpdateTime what Get
+// gives: the time of its last event, or of its creation.
 func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
 	if req == nil || req.AppName == "" {
 		return nil, fmt.Errorf("nousadk: list: an app name is required: %w", ErrInvalidRequest)
@@ -187,7 +216,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 			return nil, fmt.Errorf("nousadk: list the sessions of app %q: %w", req.AppName, err)
 		}
 		k := key{app: info.Labels[labelApp], user: info.Labels[labelUser], id: info.Labels[labelSession]}
-		own, err := s.storedState(ctx, info)
+		own, updated, err := s.stored(ctx, info)
 		if errors.Is(err, nous.ErrNotFound) {
 			continue // deleted since it was listed
 		}
@@ -201,19 +230,43 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 			}
 			users[k.user] = userState
 		}
-		sessions = append(sessions, &adkSession{key: k, state: merge(own, appState, userState), updated: info.UpdatedAt})
+		sessions = append(sessions, &adkSession{key: k, state: merge(own, appState, userState), updated: updated})
 	}
 	return &session.ListResponse{Sessions: sessions}, nil
 }
 
-// storedState returns the session state the store holds for the log of
-// info, as of its last save.
-func (s *SessionService) storedState(ctx context.Context, info nous.LogInfo) (map[string]any, error) {
-	st, err := s.store.Read(ctx, info.ID, info.Head)
-	if err != nil {
-		return nil, err
+// stored returns the session state the store holds for the log of info,
+// as of its last save, and the session's last update as Get says it: the
+// time of its last event, or of its start when it has none. It reads the
+// last event only, unless that is not an ADK event.
+func (s *SessionService) stored(ctx context.Context, info nous.LogInfo) (map[string]any, time.Time, error) {
+	after := max(info.Head-1, 0)
+	for {
+		st, err := s.store.Read(ctx, info.ID, after)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		for i := len(st.Events) - 1; i >= 0; i-- {
+			var ev nous.Event
+			if err := json.Unmarshal(st.Events[i], &ev); err != nil {
+				return nil, time.Time{}, fmt.Errorf("event %d of log %s does not read: %w: %w", after+int64(i)+1, info.ID, nous.ErrCorrupt, err)
+			}
+			if ev.Type != nous.EventRuntime {
+				continue
+			}
+			raw, _ := ev.Data[dataEvent].(string)
+			var last session.Event
+			if err := json.Unmarshal([]byte(raw), &last); err != nil {
+				return nil, time.Time{}, fmt.Errorf("event %d of log %s does not read back as an ADK event: %w: %w", ev.Seq, info.ID, nous.ErrCorrupt, err)
+			}
+			deps, _, err := stateDeps(st.State)
+			return deps, last.Timestamp, err
+		}
+		if after == 0 {
+			return stateDeps(st.State)
+		}
+		after = 0 // the last event is not an ADK event: look for the one before it
 	}
-	return stateDeps(st.State)
 }
 
 // Delete removes the session; one the store does not hold is no error.
@@ -243,9 +296,13 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // delta to sess and to the scopes, and appends it to sess's events (its
 // "temp:" keys trimmed from the stored copy). A partial event is not
 // stored. sess must be a Session this service returned: one read before
-// another writer's append is an error wrapping [ErrStaleSession], and
-// nothing is stored. An event whose ID the session's log holds already
-// (the retry of an append whose reply was lost) is not stored again.
+// another writer's append, or before its session was deleted and created
+// again, is an error wrapping [ErrStaleSession], and nothing is stored.
+// An event whose ID the session's log holds already (the retry of an
+// append whose reply was lost) is not stored again: the append succeeds
+// with the event in sess when sess has the events before it (another
+// writer's appends after it leave sess stale for the next), and is an
+// error wrapping [ErrStaleSession] when sess lacks some.
 //
 // The event and the session's state are one save, which is all an append
 // of a session the service holds, and of an event without "app:" or
@@ -267,8 +324,8 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	e := s.entry(k.name())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	head := as.seen()
-	if e.c == nil || int64(e.c.Log().Len()) != head {
+	log, head := as.seen()
+	if e.c == nil || e.c.Log().ID() != log || int64(e.c.Log().Len()) != head {
 		// Not held, or held at another point than sess: read what is new.
 		// When the log is where sess saw it, the save below is what finds
 		// another writer's append, without a read first.
@@ -276,16 +333,16 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 			return fmt.Errorf("nousadk: append to %s: %w", k, err)
 		}
 	}
+	if id := e.c.Log().ID(); id != log {
+		return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, id, ErrStaleSession)
+	}
 	app, user, own, stored := split(event.Actions.StateDelta)
 	app, user = s.kept(app), s.kept(user)
 	batch := ""
 	if event.ID != "" && nous.CheckKey("adk "+event.ID) == nil {
 		batch = "adk " + event.ID
 		if e.c.HasBatch(batch) { // stored by an append whose reply was lost
-			if n := len(e.events); n > 0 && e.events[n-1].ID == event.ID && int64(e.c.Log().Len()) == head+1 {
-				as.applied(event, int64(e.c.Log().Len()))
-			}
-			return s.sharedDeltas(ctx, k, event, app, user)
+			return s.landed(ctx, k, e, as, event, app, user)
 		}
 	}
 	if int64(e.c.Log().Len()) != head {
@@ -313,13 +370,20 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 		e.reset() // the context holds what the store may not: read it again
 		switch {
 		case errors.Is(err, nous.ErrLanded):
-			// The store kept the event, whose reply was lost, and another
-			// writer appended after it: sess has the event, and is stale
-			// for the next.
-			as.applied(event, head)
-			return s.sharedDeltas(ctx, k, event, app, user)
+			// Another append of the event, whose reply was lost, was
+			// stored since the log was read.
+			if err := s.bring(ctx, k, e); err != nil {
+				return fmt.Errorf("nousadk: append event %q to %s: it is stored already, and the session does not read: %w", event.ID, k, err)
+			}
+			return s.landed(ctx, k, e, as, event, app, user)
 		case errors.Is(err, nous.ErrConflict):
 			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
+		case errors.Is(err, nous.ErrNotFound):
+			// The log sess was read from is gone: deleted, or deleted and
+			// made again, which sess has never seen.
+			if info, lerr := s.store.Lookup(ctx, k.name()); lerr == nil && info.ID != log {
+				return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, info.ID, ErrStaleSession)
+			}
 		}
 		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
 	}
@@ -327,6 +391,33 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	e.decoded = int64(c.Log().Len())
 	as.applied(event, int64(c.Log().Len()))
 	return s.sharedDeltas(ctx, k, event, app, user)
+}
+
+// landed ends the append of event to sess when the session's log, as e
+// holds it, has the event already, stored by an append whose reply was
+// lost. sess is brought to the event when it is the next of sess's, and
+// has it when it is one of them: then the append succeeds. Else sess
+// lacks events before it: the error wraps [ErrStaleSession], and sess is
+// as it was. Either way the event's shared deltas are saved again.
+func (s *SessionService) landed(ctx context.Context, k key, e *entry, as *adkSession, event *session.Event, app, user map[string]any) error {
+	i := slices.IndexFunc(e.events, func(ev *session.Event) bool { return ev.ID == event.ID })
+	if i < 0 {
+		return fmt.Errorf("nousadk: append event %q to %s: the log holds its batch and no event of its ID: %w", event.ID, k, nous.ErrCorrupt)
+	}
+	if err := s.sharedDeltas(ctx, k, event, app, user); err != nil {
+		return err
+	}
+	head, n, has := as.holds(i, event.ID)
+	switch {
+	case has:
+		return nil
+	case i == n && int64(n) == head:
+		// Each event of a session's log is an ADK event: the i-th of
+		// them is the log's event i+1.
+		as.applied(event, head+1)
+		return nil
+	}
+	return fmt.Errorf("nousadk: append event %q to %s: it was stored as event %d, and this Session was read at event %d: %w", event.ID, k, i+1, head, ErrStaleSession)
 }
 
 // sharedDeltas saves the app and user deltas of a stored event to their
@@ -347,8 +438,11 @@ func (s *SessionService) sharedDeltas(ctx context.Context, k key, event *session
 }
 
 // kept returns delta without the keys the redaction rule names, at any
-// depth of its maps and lists (a top-level key without its scope's
-// prefix); an empty delta is returned as it is.
+// depth of its values (a top-level key without its scope's prefix); an
+// empty delta is returned as it is. A value of another type than the
+// generic ones of JSON (a typed map, a struct, a list of them) is kept in
+// its JSON form, whose keys the rule is applied to, as nous saves it; one
+// JSON cannot hold is kept as it is, for its encoding to refuse.
 func (s *SessionService) kept(delta map[string]any) map[string]any {
 	if len(delta) == 0 {
 		return delta
@@ -359,33 +453,71 @@ func (s *SessionService) kept(delta map[string]any) map[string]any {
 		for _, p := range []string{session.KeyPrefixApp, session.KeyPrefixUser} {
 			name = strings.TrimPrefix(name, p)
 		}
-		if !s.opts.redact(name) {
-			out[k] = s.keptValue(v)
+		if s.opts.redact(name) {
+			continue
+		}
+		if v, ok := s.keptValue(v, nil); ok {
+			out[k] = v
 		}
 	}
 	return out
 }
 
-// keptValue returns v without the keys of its maps, at any depth, that the
-// redaction rule names; a value of another type is returned as it is.
-func (s *SessionService) keptValue(v any) any {
-	switch v := v.(type) {
+// keptValue returns v, under the maps and lists of path, without the keys
+// of its maps, at any depth, that the redaction rule names, and whether to
+// keep it at all: a map or a list that holds itself, or is nested deeper
+// than JSON is kept, is not.
+func (s *SessionService) keptValue(v any, path []uintptr) (any, bool) {
+	if len(path) > jsonx.MaxDepth {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil, bool, string, float64, float32, int, int8, int16, int32, int64,
+		uint, uint8, uint16, uint32, uint64, json.Number:
+		return v, true
 	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			if !s.opts.redact(k) {
-				out[k] = s.keptValue(x)
+		if x == nil {
+			return v, true
+		}
+		p := reflect.ValueOf(x).Pointer()
+		if slices.Contains(path, p) {
+			return nil, false
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s.opts.redact(k) {
+				continue
+			}
+			if e, ok := s.keptValue(e, append(path, p)); ok {
+				out[k] = e
 			}
 		}
-		return out
+		return out, true
 	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = s.keptValue(x)
+		if len(x) == 0 {
+			return v, true
 		}
-		return out
+		p := reflect.ValueOf(x).Pointer()
+		if slices.Contains(path, p) {
+			return nil, false
+		}
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			if e, ok := s.keptValue(e, append(path, p)); ok {
+				out = append(out, e)
+			}
+		}
+		return out, true
 	}
-	return v
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v, true // the event's encoding says what is wrong with it
+	}
+	g, err := jsonx.Decode(b)
+	if err != nil {
+		return v, true
+	}
+	return s.keptValue(g, path)
 }
 
 // split divides a state or a delta by scope: the app's and the user's

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -507,5 +509,459 @@ func TestGetAgain(t *testing.T) {
 				t.Fatalf("after %d appends, the reader has %d events", want, got.Len())
 			}
 		}
+	}
+}
+
+// A Session read before its session was deleted and created again is
+// stale: an append to it fails with ErrStaleSession and stores nothing in
+// the new session, whether this service or another one deleted and made
+// it again.
+func TestAppendAfterRecreate(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			svc, other := nousadk.NewSessionService(a), nousadk.NewSessionService(b)
+			for i, deleter := range []*nousadk.SessionService{svc, other} {
+				id := fmt.Sprint("s", i)
+				old := mustCreate(t, svc, "app", "u", id, nil)
+				if err := svc.AppendEvent(bg, old, &session.Event{ID: "old-1", Author: "user"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := deleter.Delete(bg, &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: id}); err != nil {
+					t.Fatal(err)
+				}
+				renewed := mustCreate(t, deleter, "app", "u", id, nil)
+				if err := deleter.AppendEvent(bg, renewed, &session.Event{ID: "new-1", Author: "user"}); err != nil {
+					t.Fatal(err)
+				}
+				err := svc.AppendEvent(bg, old, &session.Event{ID: "old-2", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "old"}}})
+				if !errors.Is(err, nousadk.ErrStaleSession) {
+					t.Errorf("deleter %d: an append to the Session of the deleted session: %v", i, err)
+				}
+				for _, s := range []*nousadk.SessionService{svc, other, nousadk.NewSessionService(a)} {
+					got := mustGet(t, s, "app", "u", id)
+					if got.Events().Len() != 1 || got.Events().At(0).ID != "new-1" || len(state(got)) != 0 {
+						t.Errorf("deleter %d: the new session has %d events, state %v; want new-1 only", i, got.Events().Len(), state(got))
+					}
+				}
+			}
+		})
+	}
+}
+
+// A delta that sets a shared key back to the value this service last saw
+// is saved, though the scope it holds has that value already: another
+// service changed the key since, and the last update wins.
+func TestScopeUpdateToHeldValue(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			svc, other := nousadk.NewSessionService(a), nousadk.NewSessionService(b)
+			mine := mustCreate(t, svc, "app", "u", "mine", map[string]any{"app:mode": "one", "user:mode": "one"})
+			theirs := mustCreate(t, other, "app", "u", "theirs", nil)
+			if err := other.AppendEvent(bg, theirs, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"app:mode": "two", "user:mode": "two"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.AppendEvent(bg, mine, &session.Event{ID: "e2", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"app:mode": "one", "user:mode": "one"}}}); err != nil {
+				t.Fatal(err)
+			}
+			for sname, s := range map[string]*nousadk.SessionService{"this service": svc, "the other": other, "a new one": nousadk.NewSessionService(b)} {
+				for _, id := range []string{"mine", "theirs"} {
+					if st := state(mustGet(t, s, "app", "u", id)); st["app:mode"] != "one" || st["user:mode"] != "one" {
+						t.Errorf("%s, session %s: %v; want app:mode and user:mode one", sname, id, st)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A session's LastUpdateTime is the time of its last event, or of its
+// creation when it has none: the same from List, from Get of the service
+// that holds it and of one that reads it whole, and on the Session
+// appended to.
+func TestLastUpdateTime(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			svc := nousadk.NewSessionService(a)
+			want := map[string]time.Time{}
+			none := mustCreate(t, svc, "app", "u", "none", nil)
+			want["none"] = none.LastUpdateTime()
+			if want["none"].IsZero() {
+				t.Fatal("a created session's LastUpdateTime is zero")
+			}
+			some := mustCreate(t, svc, "app", "u", "some", nil)
+			at := time.Date(2025, 3, 4, 5, 6, 7, 891011121, time.UTC)
+			for i := range 3 {
+				at = at.Add(time.Duration(i+1) * time.Minute)
+				if err := svc.AppendEvent(bg, some, &session.Event{ID: fmt.Sprint("e", i), Author: "user", Timestamp: at}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want["some"] = at
+			if got := some.LastUpdateTime(); !got.Equal(at) {
+				t.Errorf("the Session appended to: %v, want %v", got, at)
+			}
+			for sname, s := range map[string]*nousadk.SessionService{"this service": svc, "another": nousadk.NewSessionService(b)} {
+				r, err := s.List(bg, &session.ListRequest{AppName: "app", UserID: "u"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Sessions) != 2 {
+					t.Fatalf("%s: List gave %d sessions, want 2", sname, len(r.Sessions))
+				}
+				for _, listed := range r.Sessions {
+					got := mustGet(t, s, "app", "u", listed.ID()).LastUpdateTime()
+					if !got.Equal(want[listed.ID()]) || !listed.LastUpdateTime().Equal(got) {
+						t.Errorf("%s: session %s: List says %v, Get %v; want %v", sname, listed.ID(), listed.LastUpdateTime(), got, want[listed.ID()])
+					}
+				}
+			}
+		})
+	}
+}
+
+// failing is a store whose next Append to a log whose name starts with
+// prefix fails, once: stored, with its reply lost, when land is set, else
+// not stored.
+type failing struct {
+	nous.Store
+	mu     sync.Mutex
+	prefix string
+	land   bool
+}
+
+func (s *failing) Append(ctx context.Context, b nous.Batch) error {
+	s.mu.Lock()
+	fail := s.prefix != "" && strings.HasPrefix(b.Info.Name, s.prefix)
+	if fail {
+		s.prefix = ""
+	}
+	s.mu.Unlock()
+	if !fail {
+		return s.Store.Append(ctx, b)
+	}
+	if s.land {
+		if err := s.Store.Append(ctx, b); err != nil {
+			return err
+		}
+	}
+	return errors.New("connection reset by peer")
+}
+
+// A Create whose save of the app's or the user's state fails stores no
+// session, and the same Create made again succeeds with the whole state,
+// whether the failed save was stored or not.
+func TestCreateRetriedAfterScopeFailure(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			for i, tc := range []struct {
+				prefix string
+				land   bool
+			}{{"adk app", false}, {"adk user", false}, {"adk app", true}, {"adk user", true}} {
+				store := &failing{Store: a, prefix: tc.prefix, land: tc.land}
+				svc := nousadk.NewSessionService(store)
+				app, id := fmt.Sprint("app", i), fmt.Sprint("s", i)
+				req := &session.CreateRequest{AppName: app, UserID: "u", SessionID: id,
+					State: map[string]any{"app:theme": "dark", "user:lang": "fr", "topic": "weather", "temp:draft": "x"}}
+				if _, err := svc.Create(bg, req); err == nil {
+					t.Fatalf("%s (stored: %v): the failed save was not an error", tc.prefix, tc.land)
+				}
+				if _, err := nousadk.NewSessionService(b).Get(bg, &session.GetRequest{AppName: app, UserID: "u", SessionID: id}); !errors.Is(err, nous.ErrNotFound) {
+					t.Errorf("%s (stored: %v): the failed Create left a session: %v", tc.prefix, tc.land, err)
+				}
+				r, err := svc.Create(bg, req)
+				if err != nil {
+					t.Fatalf("%s (stored: %v): the Create made again: %v", tc.prefix, tc.land, err)
+				}
+				want := map[string]any{"app:theme": "dark", "user:lang": "fr", "topic": "weather"}
+				if st := state(r.Session); st["temp:draft"] != "x" || !sameState(st, want, "temp:draft") {
+					t.Errorf("%s (stored: %v): the created Session: %v", tc.prefix, tc.land, st)
+				}
+				for sname, s := range map[string]*nousadk.SessionService{"this service": svc, "a new one": nousadk.NewSessionService(b)} {
+					if st := state(mustGet(t, s, app, "u", id)); !sameState(st, want) {
+						t.Errorf("%s (stored: %v): %s: %v, want %v", tc.prefix, tc.land, sname, st, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// sameState reports whether got has the keys of want with their values,
+// and no others but those of also.
+func sameState(got, want map[string]any, also ...string) bool {
+	for k, v := range got {
+		if w, ok := want[k]; (!ok && !slices.Contains(also, k)) || (ok && fmt.Sprint(w) != fmt.Sprint(v)) {
+			return false
+		}
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Sessions created at once on one service, each read and appended to by
+// other goroutines as soon as it is stored, are each whole: the race
+// detector finds nothing, and every event is stored once.
+func TestConcurrentCreate(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			store, _ := open(t)
+			svc := nousadk.NewSessionService(store)
+			const n = 8
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					mustCreate(t, svc, "app", "u", fmt.Sprint("s", i), map[string]any{"n": i, "app:k": i})
+				})
+				wg.Go(func() {
+					// Read session i from the moment it is stored, and
+					// append to it.
+					id := fmt.Sprint("s", i)
+					for {
+						r, err := svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u", SessionID: id})
+						if errors.Is(err, nous.ErrNotFound) {
+							continue
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if err := svc.AppendEvent(bg, r.Session, &session.Event{ID: "e-" + id, Author: "user"}); err != nil {
+							t.Error(err)
+						}
+						return
+					}
+				})
+			}
+			wg.Wait()
+			for i := range n {
+				got := mustGet(t, nousadk.NewSessionService(store), "app", "u", fmt.Sprint("s", i))
+				if got.Events().Len() != 1 || fmt.Sprint(state(got)["n"]) != fmt.Sprint(i) {
+					t.Errorf("session s%d: %d events, state %v", i, got.Events().Len(), state(got))
+				}
+			}
+		})
+	}
+}
+
+// credentials is a typed value whose field is a secret by its JSON name.
+type credentials struct {
+	User   string `json:"user"`
+	APIKey string `json:"api_key"`
+}
+
+// A secret's key inside a value of any type (a typed map, a struct by its
+// JSON name, a list of them) is never written, neither in the session's
+// state nor in the shared scopes nor in the stored event's delta, and
+// stays in the Session of this process.
+func TestTypedSecretsNotStored(t *testing.T) {
+	secrets := []string{"pw-typed-create", "key-typed-create", "key-typed-1", "key-typed-2", "sec-typed-3", "tok-typed-4"}
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			var dir string
+			store, _ := open(t)
+			if name == "filestore" {
+				dir = t.TempDir()
+				store = openDir(t, dir)
+			}
+			svc := nousadk.NewSessionService(store)
+			sess := mustCreate(t, svc, "app", "u", "s", map[string]any{
+				"conn":      map[string]string{"host": "h", "password": "pw-typed-create"},
+				"app:login": credentials{User: "ann", APIKey: "key-typed-create"},
+			})
+			ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{
+				"cfg":        map[string]string{"region": "eu", "api_key": "key-typed-1"},
+				"login":      credentials{User: "ann", APIKey: "key-typed-2"},
+				"user:list":  []map[string]any{{"secret": "sec-typed-3", "n": 1}},
+				"app:nested": map[string]any{"inner": map[string]string{"access_token": "tok-typed-4"}},
+			}}}
+			if err := svc.AppendEvent(bg, sess, ev); err != nil {
+				t.Fatal(err)
+			}
+			if got := state(sess)["login"]; got != (credentials{User: "ann", APIKey: "key-typed-2"}) {
+				t.Errorf("the Session lost its typed value: %v", got)
+			}
+			logs := 0
+			for info, err := range store.List(bg, nous.ListOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				logs++
+				st, err := store.Read(bg, info.ID, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, secret := range secrets {
+					if strings.Contains(string(st.State), secret) {
+						t.Errorf("the state of log %q holds %q", info.Name, secret)
+					}
+					for i, raw := range st.Events {
+						if strings.Contains(string(raw), secret) {
+							t.Errorf("event %d of log %q holds %q", i+1, info.Name, secret)
+						}
+					}
+				}
+			}
+			if logs != 3 {
+				t.Errorf("%d logs, want the session's, the app's and the user's", logs)
+			}
+			if dir != "" {
+				err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return err
+					}
+					b, err := os.ReadFile(path)
+					for _, secret := range secrets {
+						if strings.Contains(string(b), secret) {
+							t.Errorf("%s holds %q", path, secret)
+						}
+					}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
+			delta := got.Events().At(0).Actions.StateDelta
+			if cfg, _ := delta["cfg"].(map[string]any); cfg["region"] != "eu" || len(cfg) != 1 {
+				t.Errorf("the stored delta's cfg: %v", delta["cfg"])
+			}
+			if login, _ := delta["login"].(map[string]any); login["user"] != "ann" || len(login) != 1 {
+				t.Errorf("the stored delta's login: %v", delta["login"])
+			}
+		})
+	}
+}
+
+// A delta whose map holds itself is appended without the cycle in what is
+// stored, and returns.
+func TestCyclicDelta(t *testing.T) {
+	store := storetest.NewMemory()
+	svc := nousadk.NewSessionService(store, nousadk.WithLogger(slog.New(slog.DiscardHandler)))
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	loop := map[string]any{"n": 1}
+	loop["a"], loop["b"] = loop, []any{map[string]string{"password": "pw-in-loop"}}
+	done := make(chan error, 1)
+	go func() {
+		done <- svc.AppendEvent(bg, sess, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"loop": loop, "app:loop": loop}}})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Logf("the append: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the append of a cyclic delta did not return")
+	}
+	got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
+	for ev := range got.Events().All() {
+		if l, _ := ev.Actions.StateDelta["loop"].(map[string]any); fmt.Sprint(l["n"]) != "1" || l["a"] != nil || strings.Contains(fmt.Sprint(l), "pw-in-loop") {
+			t.Errorf("the stored delta: %v", l)
+		}
+	}
+}
+
+// The retry of an append whose reply was lost reports success only with
+// the event in the Session it was made on, in its place: so it is with no
+// other writer, and when another writer appended after it, when the
+// Session is then stale for the next append. On a Session read after the
+// event landed, the retry adds nothing. The event is stored once.
+func TestLostReplyRetried(t *testing.T) {
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			for i, otherWriter := range []bool{false, true} {
+				store := &lossy{Store: a}
+				svc, other := nousadk.NewSessionService(store), nousadk.NewSessionService(b)
+				id := fmt.Sprint("s", i)
+				sess := mustCreate(t, svc, "app", "u", id, nil)
+				if err := svc.AppendEvent(bg, sess, &session.Event{ID: "e0", Author: "user"}); err != nil {
+					t.Fatal(err)
+				}
+				ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "v"}}}
+				store.lose = true
+				if err := svc.AppendEvent(bg, sess, ev); err == nil {
+					t.Fatal("the lost reply was not an error")
+				}
+				want := []string{"e0", "e1"}
+				if otherWriter {
+					theirs := mustGet(t, other, "app", "u", id)
+					if err := other.AppendEvent(bg, theirs, &session.Event{ID: "e2", Author: "model"}); err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, "e2")
+				}
+				if err := svc.AppendEvent(bg, sess, ev); err != nil {
+					t.Fatalf("other writer %v: the retry: %v", otherWriter, err)
+				}
+				if got := eventIDs(sess); fmt.Sprint(got) != "[e0 e1]" || state(sess)["k"] != "v" {
+					t.Errorf("other writer %v: the retry succeeded, and the Session has %v, state %v; want e0, e1 and k", otherWriter, got, state(sess))
+				}
+				err := svc.AppendEvent(bg, sess, &session.Event{ID: "e3", Author: "model"})
+				if otherWriter && !errors.Is(err, nousadk.ErrStaleSession) {
+					t.Errorf("an append to the Session after another writer's: %v", err)
+				}
+				if !otherWriter {
+					if err != nil {
+						t.Errorf("the next append: %v", err)
+					}
+					want = append(want, "e3")
+				}
+				fresh := mustGet(t, svc, "app", "u", id)
+				if err := svc.AppendEvent(bg, fresh, ev); err != nil {
+					t.Errorf("other writer %v: the retry on a Session read since: %v", otherWriter, err)
+				}
+				if got := eventIDs(fresh); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("other writer %v: the retry on a Session read since made it %v, want %v", otherWriter, got, want)
+				}
+				for _, s := range []*nousadk.SessionService{svc, nousadk.NewSessionService(b)} {
+					if got := eventIDs(mustGet(t, s, "app", "u", id)); fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("other writer %v: stored %v, want %v", otherWriter, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func eventIDs(s session.Session) []string {
+	var ids []string
+	for ev := range s.Events().All() {
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}
+
+// An append whose save of a shared delta fails has stored its event, and
+// says so; appending the event again saves the delta, the event stored
+// once.
+func TestAppendRetriedAfterScopeFailure(t *testing.T) {
+	store := &failing{Store: storetest.NewMemory()}
+	svc := nousadk.NewSessionService(store)
+	sess := mustCreate(t, svc, "app", "u", "s", nil)
+	ev := &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"app:theme": "dark", "k": "v"}}}
+	store.mu.Lock()
+	store.prefix = "adk app"
+	store.mu.Unlock()
+	if err := svc.AppendEvent(bg, sess, ev); err == nil || !strings.Contains(err.Error(), "the event is stored") {
+		t.Fatalf("the failed save of the app's delta: %v", err)
+	}
+	if err := svc.AppendEvent(bg, sess, ev); err != nil {
+		t.Fatalf("the append made again: %v", err)
+	}
+	got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
+	if fmt.Sprint(eventIDs(got)) != "[e1]" || !sameState(state(got), map[string]any{"app:theme": "dark", "k": "v"}) {
+		t.Errorf("stored %v, state %v; want e1 once, app:theme and k", eventIDs(got), state(got))
+	}
+	if fmt.Sprint(eventIDs(sess)) != "[e1]" {
+		t.Errorf("the Session has %v, want e1 once", eventIDs(sess))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"google.golang.org/adk/v2/session"
 
 	"github.com/nous-go/nous"
@@ -78,19 +79,6 @@ func (s *SessionService) entry(name string) *entry {
 	}
 	e.used = s.clock
 	return e
-}
-
-// keep makes e the entry of name.
-func (s *SessionService) keep(name string, e *entry) {
-	if s.opts.cacheLimit <= 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.clock++
-	e.used = s.clock
-	s.sessions[name] = e
-	s.evict(name)
 }
 
 // evict drops the least used entries but the one of name while there are
@@ -192,21 +180,29 @@ func (e *entry) session(k key, app, user map[string]any) *adkSession {
 		state:   merge(jsonx.CloneMap(e.c.Deps), app, user),
 		events:  e.events[:len(e.events):len(e.events)], // shared, and an append to it copies
 		updated: updated,
+		log:     e.c.Log().ID(),
 		head:    int64(e.c.Log().Len()),
 	}
 }
 
-// stateDeps returns the deps of a stored state document.
-func stateDeps(doc []byte) (map[string]any, error) {
+// stateDeps returns the deps of a stored state document, and the start of
+// its run (the zero time for none).
+func stateDeps(doc []byte) (map[string]any, time.Time, error) {
 	m, err := jsonx.DecodeMap(doc)
 	if err != nil {
-		return nil, fmt.Errorf("the state document does not read: %w: %w", nous.ErrCorrupt, err)
+		return nil, time.Time{}, fmt.Errorf("the state document does not read: %w: %w", nous.ErrCorrupt, err)
 	}
 	deps, _ := m["deps"].(map[string]any)
 	if deps == nil {
 		deps = map[string]any{}
 	}
-	return deps, nil
+	var started time.Time
+	if at, ok := m["started_at"].(string); ok {
+		if started, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return nil, time.Time{}, fmt.Errorf("the state document's started_at does not read: %w: %w", nous.ErrCorrupt, err)
+		}
+	}
+	return deps, started, nil
 }
 
 // adkSession is a session as this service returns it: a copy the runner
@@ -217,7 +213,8 @@ type adkSession struct {
 	state   map[string]any
 	events  []*session.Event
 	updated time.Time
-	head    int64 // the length of the log this copy reflects
+	log     uuid.UUID // the ID of the log this copy was read from
+	head    int64     // the length of the log this copy reflects
 }
 
 var _ session.Session = (*adkSession)(nil)
@@ -240,11 +237,20 @@ func (s *adkSession) LastUpdateTime() time.Time {
 	return s.updated
 }
 
-// seen returns the length of the log s reflects.
-func (s *adkSession) seen() int64 {
+// seen returns the ID of the log s was read from and the length of it s
+// reflects.
+func (s *adkSession) seen() (uuid.UUID, int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.head
+	return s.log, s.head
+}
+
+// holds returns the length of the log s reflects, how many events s has,
+// and whether its i-th is the event of ID id.
+func (s *adkSession) holds(i int, id string) (head int64, n int, has bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.head, len(s.events), i < len(s.events) && s.events[i].ID == id
 }
 
 // applied records in s an event stored as the last of a log of head
