@@ -1,9 +1,17 @@
 package benchmarks
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	nousotel "github.com/nous-go/nous/otel"
 )
 
 // impls are the implementations the benchmark compares, by name.
@@ -13,6 +21,7 @@ var impls = []struct {
 }{
 	{"nous", func() (Conversation, error) { return NewNous(false), nil }},
 	{"nous-messages", func() (Conversation, error) { return NewNous(true), nil }},
+	{"nous-otel", func() (Conversation, error) { return newTraced(drop), nil }},
 	{"adk", func() (Conversation, error) { return NewADK(true) }},
 	{"adk-nocopy", func() (Conversation, error) { return NewADK(false) }},
 	{"naive", func() (Conversation, error) { return NewNaive(), nil }},
@@ -89,4 +98,63 @@ func BenchmarkConversation(b *testing.B) {
 			})
 		}
 	}
+}
+
+// The tracer providers of a traced conversation: the no-op provider,
+// whose tracer observes nothing, and the SDK's with a sampler that
+// records nothing, which makes every span and drops it (tracing off in
+// production): the cost of the hook, of the fold and of the SDK's
+// sampling.
+var (
+	noopProvider = noop.NewTracerProvider()
+	drop         = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+)
+
+// newTraced returns the nous conversation traced live by nousotel with
+// a tracer of tp.
+func newTraced(tp trace.TracerProvider) *Nous {
+	n := NewNous(false)
+	nousotel.NewTracer(tp).Observe(context.Background(), n.c)
+	return n
+}
+
+// BenchmarkTracedConversation runs the nous conversation of each size
+// twice per op, once plain and once traced live by nousotel (newTraced),
+// in turns, so that both see the same machine, and reports the ratio of
+// their times: traced/plain, the overhead of tracing that records
+// nothing.
+func BenchmarkTracedConversation(b *testing.B) {
+	for _, turns := range []int{250, 1000} {
+		for _, tp := range []struct {
+			name string
+			tp   trace.TracerProvider
+		}{{"noop", noopProvider}, {"sdk-drop", drop}} {
+			b.Run("turns="+strconv.Itoa(turns)+"/tracer="+tp.name, func(b *testing.B) { benchTraced(b, turns, tp.tp) })
+		}
+	}
+}
+
+func benchTraced(b *testing.B, turns int, tp trace.TracerProvider) {
+	var plain, traced time.Duration
+	i := 0
+	for b.Loop() {
+		for k := range 2 {
+			on := (i+k)%2 == 1 // which goes first alternates
+			c := NewNous(false)
+			if on {
+				c = newTraced(tp)
+			}
+			start := time.Now()
+			if err := Run(c, turns); err != nil {
+				b.Fatal(err)
+			}
+			if on {
+				traced += time.Since(start)
+			} else {
+				plain += time.Since(start)
+			}
+		}
+		i++
+	}
+	b.ReportMetric(float64(traced)/float64(plain), "traced/plain")
 }

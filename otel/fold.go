@@ -12,6 +12,15 @@ import (
 	"github.com/nous-go/nous"
 )
 
+// The span kinds, as options made once.
+var (
+	kindClient   = trace.WithSpanKind(trace.SpanKindClient)
+	kindInternal = trace.WithSpanKind(trace.SpanKindInternal)
+)
+
+// toolFunction is gen_ai.tool.type of the tools a model calls.
+var toolFunction = semconv.GenAIToolType("function")
+
 // errorOther is error.type's value for an error of no known type, as the
 // conventions name it.
 const errorOther = "_OTHER"
@@ -35,10 +44,15 @@ type fold struct {
 	parent context.Context
 	c      *nous.Context // its prompt and deps, for content
 	conv   attribute.KeyValue
-	last   time.Time // the time of the last event folded
+	last   time.Time         // the time of the last event folded
+	names  map[string]string // span names, by operation and model or tool
 
 	turn         trace.Span // the open invoke_agent span, or nil
+	turnRec      bool       // the turn is recorded: its calls have spans
 	turnCtx      context.Context
+	turnOpt      trace.SpanStartOption // the attributes every turn's span starts with
+	startOpts    [3]trace.SpanStartOption
+	endOpts      [1]trace.SpanEndOption
 	turnStart    time.Time
 	turnExplicit bool // opened by a turn_start: a turn_end closes it
 	turnUsage    nous.Usage
@@ -51,7 +65,7 @@ type fold struct {
 	reply   *nous.Message // a reply whose step has not ended
 	replyAt time.Time
 
-	calls map[string]*askedCall // calls asked for and not yet answered, by ID
+	calls map[string]askedCall // calls asked for and not yet answered, by ID, in recorded turns
 
 	content *content // nil without WithContent
 	masker  *content // without content, for errors' texts: made at the first
@@ -70,7 +84,8 @@ func newFold(t *Tracer, ctx context.Context, c *nous.Context) *fold {
 		parent: ctx,
 		c:      c,
 		conv:   semconv.GenAIConversationID(c.Log().ID().String()),
-		calls:  make(map[string]*askedCall),
+		calls:  make(map[string]askedCall),
+		names:  make(map[string]string),
 	}
 	if t.content {
 		f.content = newContent(t, c)
@@ -79,7 +94,7 @@ func newFold(t *Tracer, ctx context.Context, c *nous.Context) *fold {
 }
 
 // add folds the next event.
-func (f *fold) add(e nous.Event) {
+func (f *fold) add(e *nous.Event) {
 	at := e.CreatedAt
 	switch e.Type {
 	case nous.EventTurnStart:
@@ -108,11 +123,13 @@ func (f *fold) add(e nous.Event) {
 			f.startTurn(f.callStart(at), false)
 		}
 		f.reply, f.replyAt = e.Message, at
-		for _, tc := range e.Message.ToolCalls {
-			f.calls[tc.ID] = &askedCall{call: tc, at: at}
+		if f.turnRec {
+			for _, tc := range e.Message.ToolCalls {
+				f.calls[tc.ID] = askedCall{call: tc, at: at}
+			}
 		}
 	case nous.EventStepEnd:
-		if s, ok := nous.StepOf(e); ok {
+		if s, ok := nous.StepOf(*e); ok {
 			f.endStep(&s, at)
 		} else {
 			f.flushStep()
@@ -143,15 +160,22 @@ func (f *fold) callStart(at time.Time) time.Time {
 }
 
 func (f *fold) startTurn(at time.Time, explicit bool) {
-	name := semconv.GenAIOperationNameInvokeAgent.Value.AsString()
-	attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, f.conv}
-	if f.t.agent != "" {
-		name += " " + f.t.agent
-		attrs = append(attrs, semconv.GenAIAgentName(f.t.agent))
+	if f.turnOpt == nil {
+		attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, f.conv}
+		if f.t.agent != "" {
+			attrs = append(attrs, semconv.GenAIAgentName(f.t.agent))
+		}
+		f.turnOpt = trace.WithAttributes(attrs...)
 	}
-	ctx, span := f.t.tracer.Start(f.parent, name, trace.WithTimestamp(at),
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	// Options in arrays of the fold's own, which a turn's span reuses:
+	// a run traced by a tracer that records nothing pays little per turn.
+	f.startOpts = [3]trace.SpanStartOption{trace.WithTimestamp(at), kindInternal, f.turnOpt}
+	ctx, span := f.t.tracer.Start(f.parent, f.name("invoke_agent", f.t.agent), f.startOpts[:]...)
 	f.turn, f.turnCtx, f.turnStart, f.turnExplicit = span, ctx, at, explicit
+	// A turn the tracer does not record (a no-op tracer, or a sampler
+	// that drops it) gets no spans of its calls: they would have no
+	// parent in the trace, and a parent-based sampler drops them.
+	f.turnRec = span.IsRecording() || span.SpanContext().IsSampled()
 	f.turnUsage, f.turnSteps, f.turnErr = nous.Usage{}, 0, ""
 }
 
@@ -166,8 +190,13 @@ func (f *fold) endTurn(at time.Time) {
 		f.turn.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
 		f.turn.SetStatus(codes.Error, f.turnErr)
 	}
-	f.turn.End(trace.WithTimestamp(at))
-	f.turn, f.turnCtx, f.turnExplicit = nil, nil, false
+	if f.turnRec || f.turn.IsRecording() {
+		f.endOpts[0] = trace.WithTimestamp(at)
+		f.turn.End(f.endOpts[:]...)
+	} else {
+		f.turn.End() // not recorded: its end is no one's
+	}
+	f.turn, f.turnCtx, f.turnExplicit, f.turnRec = nil, nil, false, false
 }
 
 // turnContext returns the context a model or a tool call's span that
@@ -199,22 +228,7 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 	if reply != nil {
 		start = f.callStart(f.replyAt)
 	}
-	var model, provider string
-	if s != nil {
-		model, provider = s.Model, s.Provider
-	}
-	name := semconv.GenAIOperationNameChat.Value.AsString()
-	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, f.conv}
-	if provider != "" {
-		attrs = append(attrs, providerName(provider))
-	}
-	if model != "" {
-		name += " " + model
-		attrs = append(attrs, semconv.GenAIRequestModel(model))
-	}
 	ctx, start := f.turnContext(start)
-	_, span := f.t.tracer.Start(ctx, name, trace.WithTimestamp(start),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	var failure string
 	switch {
 	case s != nil && s.Error != "":
@@ -224,6 +238,47 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 	case reply.Interrupted():
 		failure = "the reply was cut short"
 	}
+	if f.turnRec {
+		failure = f.chatSpan(ctx, s, reply, start, at, failure)
+	}
+
+	if s != nil {
+		f.turnUsage = f.turnUsage.Add(s.Usage)
+	}
+	f.turnSteps++
+	f.turnErr = failure
+	f.reply, f.input, f.nextFixed = nil, f.input[:0], false
+	if reply == nil {
+		return
+	}
+	for _, tc := range reply.ToolCalls {
+		if a, ok := f.calls[tc.ID]; ok {
+			a.at = at
+			f.calls[tc.ID] = a
+		}
+	}
+	if len(reply.ToolCalls) == 0 && !f.turnExplicit && failure == "" {
+		f.endTurn(at)
+	}
+}
+
+// chatSpan makes the span of a model call that ran from start to at,
+// in ctx, and returns its failure's text as the span has it.
+func (f *fold) chatSpan(ctx context.Context, s *nous.Step, reply *nous.Message, start, at time.Time, failure string) string {
+	var model, provider string
+	if s != nil {
+		model, provider = s.Model, s.Provider
+	}
+	attrs := make([]attribute.KeyValue, 2, 4)
+	attrs[0], attrs[1] = semconv.GenAIOperationNameChat, f.conv
+	if provider != "" {
+		attrs = append(attrs, providerName(provider))
+	}
+	if model != "" {
+		attrs = append(attrs, semconv.GenAIRequestModel(model))
+	}
+	_, span := f.t.tracer.Start(ctx, f.name("chat", model), trace.WithTimestamp(start),
+		kindClient, trace.WithAttributes(attrs...))
 	if span.IsRecording() {
 		if reply != nil {
 			span.SetAttributes(replyAttrs(reply)...)
@@ -244,24 +299,22 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 		span.SetStatus(codes.Error, failure)
 	}
 	span.End(trace.WithTimestamp(at))
+	return failure
+}
 
-	if s != nil {
-		f.turnUsage = f.turnUsage.Add(s.Usage)
+// name returns the name of a span of operation op on what ("chat
+// gpt-5", "execute_tool get_weather"), or op when what is "".
+func (f *fold) name(op, what string) string {
+	if what == "" {
+		return op
 	}
-	f.turnSteps++
-	f.turnErr = failure
-	f.reply, f.input, f.nextFixed = nil, f.input[:0], false
-	if reply == nil {
-		return
+	key := op + "\x00" + what
+	n, ok := f.names[key]
+	if !ok {
+		n = op + " " + what
+		f.names[key] = n
 	}
-	for _, tc := range reply.ToolCalls {
-		if a := f.calls[tc.ID]; a != nil {
-			a.at = at
-		}
-	}
-	if len(reply.ToolCalls) == 0 && !f.turnExplicit && failure == "" {
-		f.endTurn(at)
-	}
+	return n
 }
 
 // toolSpan makes the execute_tool span of the call result m answers, at
@@ -269,20 +322,21 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 func (f *fold) toolSpan(m *nous.Message, at time.Time) {
 	call := nous.ToolCall{ID: m.ToolCallID, Name: m.Name}
 	start := at
-	if a := f.calls[m.ToolCallID]; a != nil {
+	if a, ok := f.calls[m.ToolCallID]; ok {
 		call, start = a.call, a.at
 		delete(f.calls, m.ToolCallID)
 	}
-	name := semconv.GenAIOperationNameExecuteTool.Value.AsString()
-	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, f.conv,
-		semconv.GenAIToolCallID(call.ID), semconv.GenAIToolType("function")}
+	ctx, start := f.turnContext(start)
+	if !f.turnRec {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 4, 5)
+	attrs[0], attrs[1], attrs[2], attrs[3] = semconv.GenAIOperationNameExecuteTool, f.conv, semconv.GenAIToolCallID(call.ID), toolFunction
 	if call.Name != "" {
-		name += " " + call.Name
 		attrs = append(attrs, semconv.GenAIToolName(call.Name))
 	}
-	ctx, start := f.turnContext(start)
-	_, span := f.t.tracer.Start(ctx, name, trace.WithTimestamp(start),
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	_, span := f.t.tracer.Start(ctx, f.name("execute_tool", call.Name), trace.WithTimestamp(start),
+		kindInternal, trace.WithAttributes(attrs...))
 	if f.content != nil && span.IsRecording() {
 		span.SetAttributes(f.content.tool(&call, m)...)
 	}
@@ -313,7 +367,7 @@ func (f *fold) mask(text string) string {
 
 // addInput keeps m for the next chat span's input, with content.
 func (f *fold) addInput(m *nous.Message) {
-	if f.content != nil && m != nil {
+	if f.content != nil && m != nil && f.turnRec {
 		f.input = append(f.input, *m)
 	}
 }

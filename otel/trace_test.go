@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // recorded loads a session the quickstart agent ran: three turns on
 // OpenAI's Chat Completions (a fake), with parallel tool calls and two
 // compactions.
-func recorded(t *testing.T) *nous.Context {
+func recorded(t testing.TB) *nous.Context {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "quickstart.json"))
 	if err != nil {
@@ -37,6 +37,9 @@ func recorded(t *testing.T) *nous.Context {
 	}
 	return c
 }
+
+// recordedEvents returns the events of the recorded session.
+func recordedEvents(t testing.TB) []nous.Event { return recorded(t).Log().Events() }
 
 // The span tree of a recorded tool loop, attribute by attribute: a turn
 // per question, a chat span per model call and an execute_tool span per
@@ -360,4 +363,55 @@ func TestParentSpan(t *testing.T) {
 	if len(traces) != 3 {
 		t.Errorf("three turns with no parent make %d traces, want 3", len(traces))
 	}
+}
+
+// dropTurns is a sampler that records every span but the turns it is
+// told to drop, by their order, and their calls, as a parent-based
+// sampler would.
+type dropTurns struct {
+	drop  map[int]bool
+	turns *int
+}
+
+func (d dropTurns) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if strings.HasPrefix(p.Name, "invoke_agent") {
+		*d.turns++
+		if d.drop[*d.turns] {
+			return sdktrace.SamplingResult{Decision: sdktrace.Drop}
+		}
+		return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+	}
+	if !trace.SpanContextFromContext(p.ParentContext).IsSampled() {
+		return sdktrace.SamplingResult{Decision: sdktrace.Drop}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+
+func (dropTurns) Description() string { return "dropTurns" }
+
+// A turn the tracer does not record has no spans of its calls, and
+// the turns it records have all of theirs, as when every turn is.
+func TestUnrecordedTurns(t *testing.T) {
+	all := func() []span {
+		tr, rec := recorder()
+		tr.ExportContext(context.Background(), recorded(t))
+		return spans(t, rec)
+	}()
+	var turns int
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithSampler(dropTurns{drop: map[int]bool{2: true}, turns: &turns}))
+	nousotel.NewTracer(tp).ExportContext(context.Background(), recorded(t))
+	got := spans(t, rec)
+	// The second turn is spans 5 to 8 of all of them.
+	want := append(append([]span(nil), all[:5]...), all[9:]...)
+	for i := range want {
+		if want[i].Parent > 8 {
+			want[i].Parent -= 4
+		}
+	}
+	if turns != 3 || len(rec.Started()) != len(want) {
+		t.Errorf("%d turns sampled, %d spans started; want 3 and %d", turns, len(rec.Started()), len(want))
+	}
+	sameSpans(t, got, want)
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/nous-go/nous"
 )
@@ -20,6 +21,7 @@ const ScopeName = "github.com/nous-go/nous/otel"
 // context, on that context's goroutine.
 type Tracer struct {
 	tracer  trace.Tracer
+	off     bool // a no-op provider's: nothing it makes is recorded
 	content bool
 	agent   string
 	rule    func(key string) bool
@@ -56,7 +58,8 @@ func NewTracer(tp trace.TracerProvider, opts ...Option) *Tracer {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	t := &Tracer{tracer: tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))}
+	_, off := tp.(noop.TracerProvider)
+	t := &Tracer{tracer: tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)), off: off}
 	for _, o := range opts {
 		o(t)
 	}
@@ -75,14 +78,21 @@ func NewTracer(tp trace.TracerProvider, opts ...Option) *Tracer {
 // ended) at the time of the last event observed, and puts the observer
 // back as it was; call it when the run is done, on c's goroutine, as
 // every event is. Events a load or a Refresh brings in are not observed.
+//
+// A tracer of the no-op provider (go.opentelemetry.io/otel/trace/noop)
+// makes nothing anyone sees: it does not observe c, and stop does
+// nothing.
 func (t *Tracer) Observe(ctx context.Context, c *nous.Context) (stop func()) {
+	if t.off {
+		return func() {}
+	}
 	f := newFold(t, ctx, c)
 	prev := c.Observer
 	c.Observer = func(e nous.Event) {
 		if prev != nil {
 			prev(e)
 		}
-		f.add(e)
+		f.add(&e)
 	}
 	var once sync.Once
 	return func() {
@@ -100,7 +110,7 @@ func (t *Tracer) Observe(ctx context.Context, c *nous.Context) (stop func()) {
 func (t *Tracer) ExportContext(ctx context.Context, c *nous.Context) {
 	f := newFold(t, ctx, c)
 	for e := range c.Log().All() {
-		f.add(e)
+		f.add(&e)
 	}
 	f.finish()
 }
