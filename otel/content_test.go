@@ -22,7 +22,7 @@ func TestNoContentByDefault(t *testing.T) {
 	for _, s := range spans(t, rec) {
 		for k, v := range s.Attrs {
 			for _, text := range texts {
-				if strings.Contains(v.Emit(), text) {
+				if strings.Contains(v.String(), text) {
 					t.Errorf("%s: %s holds %q without WithContent", s.Name, k, text)
 				}
 			}
@@ -70,7 +70,7 @@ func jsonAttr(t *testing.T, s span, k, want string) {
 	t.Helper()
 	v, has := s.Attrs[k]
 	if !has || v.Type() != attribute.STRING {
-		t.Errorf("%s: %s = %v, want a string", s.Name, k, v.Emit())
+		t.Errorf("%s: %s = %v, want a string", s.Name, k, v.String())
 		return
 	}
 	var g, w any
@@ -149,7 +149,7 @@ func TestContentRedacted(t *testing.T) {
 		content := false
 		for _, s := range got {
 			for k, v := range s.Attrs {
-				text := v.Emit()
+				text := v.String()
 				content = content || strings.Contains(text, "log in to the db")
 				for what, secret := range secrets {
 					if strings.Contains(text, secret) {
@@ -204,7 +204,7 @@ func TestContentRedacted(t *testing.T) {
 			for _, s := range spans(t, storedRec) {
 				for k, v := range s.Attrs {
 					for _, what := range []string{"an argument's password", "a result's nested credential"} {
-						if strings.Contains(v.Emit(), secrets[what]) {
+						if strings.Contains(v.String(), secrets[what]) {
 							t.Errorf("stored: %s: %s holds %s", s.Name, k, what)
 						}
 					}

@@ -48,7 +48,7 @@ func (s span) String() string {
 		fmt.Fprintf(&b, ", %s %q", s.Status, s.Desc)
 	}
 	for _, k := range keys {
-		fmt.Fprintf(&b, "\n\t%s = %s", k, s.Attrs[k].Emit())
+		fmt.Fprintf(&b, "\n\t%s = %s", k, s.Attrs[k].String())
 	}
 	return b.String()
 }

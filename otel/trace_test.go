@@ -129,9 +129,9 @@ func checkAttrs(t *testing.T, s span, want map[string]attribute.Value) {
 		g, has := s.Attrs[k]
 		switch {
 		case w.Type() == attribute.EMPTY && has:
-			t.Errorf("%s: %s = %s, want none", s.Name, k, g.Emit())
-		case w.Type() != attribute.EMPTY && (!has || g != w && g.Emit() != w.Emit() || g.Type() != w.Type()):
-			t.Errorf("%s: %s = %s (%s), want %s (%s)", s.Name, k, g.Emit(), g.Type(), w.Emit(), w.Type())
+			t.Errorf("%s: %s = %s, want none", s.Name, k, g.String())
+		case w.Type() != attribute.EMPTY && (!has || g != w && g.String() != w.String() || g.Type() != w.Type()):
+			t.Errorf("%s: %s = %s (%s), want %s (%s)", s.Name, k, g.String(), g.Type(), w.String(), w.Type())
 		}
 	}
 }
@@ -279,7 +279,7 @@ func TestErrorsAreStatus(t *testing.T) {
 	for _, s := range got {
 		if s.Status == codes.Error {
 			if s.Attrs["error.type"].AsString() != "_OTHER" {
-				t.Errorf("%s fails with error.type %q", s.Name, s.Attrs["error.type"].Emit())
+				t.Errorf("%s fails with error.type %q", s.Name, s.Attrs["error.type"].String())
 			}
 			failed = append(failed, s.Name+": "+s.Desc)
 		} else if _, has := s.Attrs["error.type"]; has {

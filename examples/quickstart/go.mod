@@ -4,20 +4,33 @@ go 1.26.0
 
 require (
 	github.com/nous-go/nous v0.0.0
+	github.com/nous-go/nous/otel v0.0.0
 	github.com/nous-go/nous/provider/openai v0.0.0
 	github.com/openai/openai-go/v3 v3.98.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace (
 	github.com/nous-go/nous => ../..
+	github.com/nous-go/nous/otel => ../../otel
 	github.com/nous-go/nous/provider/openai => ../../provider/openai
 )

@@ -4,6 +4,11 @@
 // that a second run resumes the first's. Its model is a local fake
 // (openaitest), so it runs with no network and no key; a real agent makes
 // its client with openai.NewClient() instead, and the rest stays as it is.
+//
+// The agent is traced through OpenTelemetry's global tracer provider,
+// which records nothing until the application sets one: with -trace,
+// the run's spans (a turn, each model call, each tool call) are printed
+// to stdout as OpenTelemetry's stdout exporter writes them.
 package main
 
 import (
@@ -19,16 +24,30 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/filestore"
+	nousotel "github.com/nous-go/nous/otel"
 	nousopenai "github.com/nous-go/nous/provider/openai"
 	"github.com/nous-go/nous/provider/openai/openaitest"
 )
 
 func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "nous-quickstart"), "the file store's directory")
+	trace := flag.Bool("trace", false, "print the run's OpenTelemetry spans to stdout")
 	flag.Parse()
+	if *trace {
+		exporter, err := stdouttrace.New(stdouttrace.WithPrettyPrint())
+		if err != nil {
+			log.Fatal(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+		defer tp.Shutdown(context.Background())
+		otel.SetTracerProvider(tp)
+	}
 	model := openaitest.NewServerFunc(fakeModel)
 	defer model.Close()
 	if err := run(context.Background(), model.Client(), *dir, os.Stdout); err != nil {
@@ -66,6 +85,7 @@ func run(ctx context.Context, client openai.Client, dir string, out io.Writer) e
 		return err
 	}
 	fmt.Fprintf(out, "session %q: resumed %v, %d messages\n", c.Log().Name(), resumed, c.Len())
+	defer nousotel.NewTracer(nil, nousotel.WithAgentName("weather")).Observe(ctx, c)() // spans to the global provider
 
 	// turn adds the user's question and calls the model until it answers,
 	// running the tools it asks for, all at once.

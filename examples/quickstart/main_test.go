@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/nous-go/nous/provider/openai/openaitest"
 )
 
@@ -53,6 +57,45 @@ func TestRun(t *testing.T) {
 	})
 	if files == 0 {
 		t.Error("the store wrote no file")
+	}
+}
+
+// The run is traced through the global tracer provider: a turn per
+// question, a chat span per model call, an execute_tool span per city,
+// and the key in no attribute.
+func TestTrace(t *testing.T) {
+	t.Setenv("WEATHER_API_KEY", "sk-quickstart-secret")
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	defer otel.SetTracerProvider(prev)
+	model := openaitest.NewServerFunc(fakeModel)
+	defer model.Close()
+	var out bytes.Buffer
+	if err := run(context.Background(), model.Client(), t.TempDir(), &out); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, s := range rec.Ended() {
+		count[s.Name()]++
+		for _, kv := range s.Attributes() {
+			if strings.Contains(kv.Value.String(), "sk-quickstart-secret") {
+				t.Errorf("%s: %s holds the key", s.Name(), kv.Key)
+			}
+		}
+		if s.Name() != "invoke_agent weather" && !s.Parent().IsValid() {
+			t.Errorf("%s is not in a turn", s.Name())
+		}
+	}
+	want := map[string]int{"invoke_agent weather": 2, "chat gpt-5.4-mini": 4, "execute_tool get_weather": 3}
+	if len(count) != len(want) || len(rec.Started()) != len(rec.Ended()) {
+		t.Errorf("spans %v (%d started), want %v", count, len(rec.Started()), want)
+	}
+	for name, n := range want {
+		if count[name] != n {
+			t.Errorf("%d spans %q, want %d", count[name], name, n)
+		}
 	}
 }
 
