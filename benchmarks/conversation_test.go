@@ -104,10 +104,11 @@ func BenchmarkConversation(b *testing.B) {
 // whose tracer observes nothing, and the SDK's with a sampler that
 // records nothing, which makes every span and drops it (tracing off in
 // production): the cost of the hook, of the fold and of the SDK's
-// sampling.
+// sampling; and the SDK's recording every span, exported nowhere.
 var (
 	noopProvider = noop.NewTracerProvider()
 	drop         = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	record       = sdktrace.NewTracerProvider() // every span recorded, then given to no exporter
 )
 
 // newTraced returns the nous conversation traced live by nousotel with
@@ -128,7 +129,7 @@ func BenchmarkTracedConversation(b *testing.B) {
 		for _, tp := range []struct {
 			name string
 			tp   trace.TracerProvider
-		}{{"noop", noopProvider}, {"sdk-drop", drop}} {
+		}{{"noop", noopProvider}, {"sdk-drop", drop}, {"sdk-record", record}} {
 			b.Run("turns="+strconv.Itoa(turns)+"/tracer="+tp.name, func(b *testing.B) { benchTraced(b, turns, tp.tp) })
 		}
 	}
