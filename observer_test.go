@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/nous-go/nous"
@@ -144,4 +145,30 @@ func TestStepOf(t *testing.T) {
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// A rule that names every key with "token" in it keeps a step's usage,
+// whose keys count tokens, and drops its other secrets.
+func TestStepKeepsUsageUnderABroadRule(t *testing.T) {
+	rule := func(k string) bool { return nous.IsSecretKey(k) || strings.Contains(k, "token") }
+	c := nous.NewContext(nous.WithRedaction(rule))
+	s := nous.Step{Provider: "openai", Model: "m", Usage: nous.Usage{Requests: 1, InputTokens: 9, OutputTokens: 2, TotalTokens: 11, ReasoningTokens: 1}}
+	c.EndStep(s)
+	if err := c.LogEvent(nous.EventStepEnd, map[string]any{nous.DataUsage: map[string]any{"input_tokens": 1}, "auth_token": "sk-x"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "sk-x") {
+		t.Error("a step's secret was written")
+	}
+	back, err := nous.Deserialize(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := nous.StepOf(back.Log().Events()[0]); !ok || got != s {
+		t.Errorf("after a round trip: %+v, want %+v", got, s)
+	}
 }

@@ -360,7 +360,7 @@ func (s *sanitizer) event(l *eventLog, seq int64) Event {
 	}
 	if r.data != nil {
 		s.push(segment{key: "data"})
-		e.Data, _ = s.redacted(r.data)
+		e.Data = s.eventData(r.typ, r.data)
 		s.pop()
 	}
 	if r.typ.IsSurface() {
@@ -375,6 +375,33 @@ func (s *sanitizer) event(l *eventLog, seq int64) Event {
 		e.Call = &tc
 	}
 	return e
+}
+
+// eventData returns an event's data as it is persisted: without secrets,
+// but for a step's usage, which holds counts under keys ("input_tokens")
+// a rule that names every "token" would drop, so that a loaded log
+// counts what its steps cost.
+func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
+	usage, ok := data[DataUsage].(map[string]any)
+	if t != EventStepEnd || !ok {
+		out, _ := s.redacted(data)
+		return out
+	}
+	rest := make(map[string]any, len(data)-1)
+	for k, v := range data {
+		if k != DataUsage {
+			rest[k] = v
+		}
+	}
+	out, _ := s.redacted(rest)
+	s.push(segment{key: DataUsage})
+	kept, _ := s.top(usage)
+	s.pop()
+	if out == nil {
+		out = make(map[string]any, 1)
+	}
+	out[DataUsage] = kept
+	return out
 }
 
 // deps returns the deps as they are persisted: without secrets and without

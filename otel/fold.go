@@ -95,6 +95,9 @@ func newFold(t *Tracer, ctx context.Context, c *nous.Context) *fold {
 
 // add folds the next event.
 func (f *fold) add(e *nous.Event) {
+	if e.Message == nil && e.Type.IsSurface() {
+		return // not an event a log holds
+	}
 	at := e.CreatedAt
 	switch e.Type {
 	case nous.EventTurnStart:
