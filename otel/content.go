@@ -3,6 +3,8 @@ package nousotel
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -62,28 +64,60 @@ func (k *content) collect(v any, secret bool) {
 		for _, x := range v {
 			k.collect(x, secret)
 		}
+	case nil, bool, int, int64, float64:
 	default:
-		// A typed value (a struct, a map of strings): walked as its JSON.
-		if v == nil || !secret && !mayHoldSecrets(v) {
-			return
-		}
-		b, err := json.Marshal(v)
-		var x any
-		if err == nil && json.Unmarshal(b, &x) == nil {
-			k.collect(x, secret)
-		}
+		// A typed value (a struct, a map of strings, a pointer to one),
+		// walked by reflection: a value JSON cannot hold (a func field)
+		// still has its strings looked at.
+		k.walk(reflect.ValueOf(v), secret, 0)
 	}
 }
 
-// mayHoldSecrets reports whether v, of a type collect does not walk,
-// may hold a secret under a key of its own: anything but a number or a
-// bool.
-func mayHoldSecrets(v any) bool {
-	switch v.(type) {
-	case bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
-		return false
+// maxDepth bounds the walk of a typed value, which may hold itself.
+const maxDepth = 32
+
+// walk collects the secret strings of a typed value: those under a key,
+// a field's JSON name or its Go name, that the rule names.
+func (k *content) walk(v reflect.Value, secret bool, depth int) {
+	if depth > maxDepth || !v.IsValid() {
+		return
 	}
-	return true
+	switch v.Kind() {
+	case reflect.String:
+		if secret && v.Len() >= minSecret {
+			k.secrets = append(k.secrets, v.String())
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			k.walk(v.Elem(), secret, depth+1)
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			key := it.Key()
+			named := secret
+			if key.Kind() == reflect.String {
+				named = named || k.rule(key.String())
+			}
+			k.walk(it.Value(), named, depth+1)
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes: no text a secret is looked for in
+		}
+		for i := range v.Len() {
+			k.walk(v.Index(i), secret, depth+1)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			k.walk(v.Field(i), secret || k.rule(f.Name) || name != "" && k.rule(name), depth+1)
+		}
+	}
 }
 
 // mask replaces every secret of the deps in s.
@@ -104,9 +138,59 @@ func (k *content) value(raw string) any {
 	d.UseNumber()
 	var v any
 	if d.Decode(&v) != nil || d.More() {
-		return k.mask(raw)
+		return k.mask(k.broken(raw))
 	}
 	return k.redact(v)
+}
+
+// text returns raw as a status description may hold it: a JSON value
+// redacted and written again, other text masked.
+func (k *content) text(raw string) string {
+	switch v := k.value(raw).(type) {
+	case string:
+		return v
+	default:
+		return encode(v)
+	}
+}
+
+// quotedKey matches a quoted string followed by a colon: a key, in JSON
+// or in what a model sent for JSON.
+var quotedKey = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*`)
+
+// broken returns text that is not JSON (a model's arguments cut short,
+// say) with the value after each key the rule names replaced: a quoted
+// value to its closing quote or the text's end, another to the next
+// comma or bracket.
+func (k *content) broken(raw string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range quotedKey.FindAllStringSubmatchIndex(raw, -1) {
+		if m[0] < last || !k.rule(raw[m[2]:m[3]]) {
+			continue
+		}
+		start, end := m[1], len(raw)
+		if start < len(raw) && raw[start] == '"' {
+			for i := start + 1; i < len(raw); i++ {
+				if raw[i] == '\\' {
+					i++
+				} else if raw[i] == '"' {
+					end = i + 1
+					break
+				}
+			}
+		} else if i := strings.IndexAny(raw[start:], ",}]"); i >= 0 {
+			end = start + i
+		}
+		b.WriteString(raw[last:start])
+		b.WriteString(`"` + Redacted + `"`)
+		last = end
+	}
+	if last == 0 {
+		return raw
+	}
+	b.WriteString(raw[last:])
+	return b.String()
 }
 
 func (k *content) redact(v any) any {
@@ -114,13 +198,16 @@ func (k *content) redact(v any) any {
 	case string:
 		return k.mask(v)
 	case map[string]any:
+		out := make(map[string]any, len(v))
 		for key, x := range v {
 			if k.rule(key) {
-				v[key] = Redacted
+				x = Redacted
 			} else {
-				v[key] = k.redact(x)
+				x = k.redact(x)
 			}
+			out[k.mask(key)] = x // a secret may be a key too
 		}
+		return out
 	case []any:
 		for i, x := range v {
 			v[i] = k.redact(x)
@@ -137,7 +224,7 @@ type part struct {
 	ID       string `json:"id,omitempty"`
 	Name     string `json:"name,omitempty"`
 	Args     any    `json:"arguments,omitempty"`
-	Result   any    `json:"result,omitempty"`
+	Response *any   `json:"response,omitempty"` // set on a tool_call_response part, even to null
 	Modality string `json:"modality,omitempty"`
 	MIMEType string `json:"mime_type,omitempty"`
 	URI      string `json:"uri,omitempty"`
@@ -155,7 +242,8 @@ type message struct {
 func (k *content) message(m *nous.Message) message {
 	out := message{Role: string(m.Role), Parts: []part{}}
 	if m.Role == nous.RoleTool {
-		out.Parts = append(out.Parts, part{Type: "tool_call_response", ID: m.ToolCallID, Result: k.value(m.Text())})
+		r := k.value(m.Text())
+		out.Parts = append(out.Parts, part{Type: "tool_call_response", ID: m.ToolCallID, Response: &r})
 		return out
 	}
 	if m.Role != nous.RoleAssistant {

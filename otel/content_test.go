@@ -50,8 +50,8 @@ func TestContentMessages(t *testing.T) {
 		{"type":"tool_call","id":"c1","name":"get_weather","arguments":{"city":"Paris"}},
 		{"type":"tool_call","id":"c2","name":"get_time","arguments":{"zone":"CET"}}],"finish_reason":"tool_use"}]`)
 	jsonAttr(t, chats[1], "gen_ai.input.messages", `[
-		{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","result":"18°C"}]},
-		{"role":"tool","parts":[{"type":"tool_call_response","id":"c2","result":"no clock"}]}]`)
+		{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"18°C"}]},
+		{"role":"tool","parts":[{"type":"tool_call_response","id":"c2","response":"no clock"}]}]`)
 	jsonAttr(t, chats[1], "gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"18°C; the time is unknown."}],"finish_reason":"end_turn"}]`)
 	if _, has := chats[2].Attrs["gen_ai.output.messages"]; has {
 		t.Error("a call that gave no reply has output messages")

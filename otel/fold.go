@@ -54,7 +54,9 @@ type fold struct {
 	startOpts    [3]trace.SpanStartOption
 	endOpts      [1]trace.SpanEndOption
 	turnStart    time.Time
-	turnExplicit bool // opened by a turn_start: a turn_end closes it
+	turnLast     time.Time // the latest end of the turn's spans
+	lastTurnEnd  time.Time // when the turn before ended
+	turnExplicit bool      // opened by a turn_start: a turn_end closes it
 	turnUsage    nous.Usage
 	turnSteps    int
 	turnErr      string // the error of the turn's last model call
@@ -64,8 +66,9 @@ type fold struct {
 
 	reply   *nous.Message // a reply whose step has not ended
 	replyAt time.Time
+	cut     bool // the last event ended a model call that failed with no reply
 
-	calls map[string]askedCall // calls asked for and not yet answered, by ID, in recorded turns
+	calls map[string][]askedCall // calls asked for and not yet answered, by ID (a reply may repeat one), in recorded turns
 
 	content *content // nil without WithContent
 	masker  *content // without content, for errors' texts: made at the first
@@ -84,7 +87,7 @@ func newFold(t *Tracer, ctx context.Context, c *nous.Context) *fold {
 		parent: ctx,
 		c:      c,
 		conv:   semconv.GenAIConversationID(c.Log().ID().String()),
-		calls:  make(map[string]askedCall),
+		calls:  make(map[string][]askedCall),
 		names:  make(map[string]string),
 	}
 	if t.content {
@@ -125,10 +128,16 @@ func (f *fold) add(e *nous.Event) {
 		if f.turn == nil {
 			f.startTurn(f.callStart(at), false)
 		}
+		if f.cut && e.Message.Interrupted() {
+			// The partial reply of the call that just failed, which the
+			// caller added: that call's, which has its span.
+			f.addInput(e.Message)
+			break
+		}
 		f.reply, f.replyAt = e.Message, at
 		if f.turnRec {
 			for _, tc := range e.Message.ToolCalls {
-				f.calls[tc.ID] = askedCall{call: tc, at: at}
+				f.calls[tc.ID] = append(f.calls[tc.ID], askedCall{call: tc, at: at})
 			}
 		}
 	case nous.EventStepEnd:
@@ -142,6 +151,7 @@ func (f *fold) add(e *nous.Event) {
 		f.toolSpan(e.Message, at)
 		f.addInput(e.Message)
 	}
+	f.cut = f.cut && e.Type == nous.EventStepEnd
 	f.last = at
 	if !f.nextFixed && e.Type != nous.EventAssistantMessage {
 		f.next = at
@@ -170,6 +180,10 @@ func (f *fold) startTurn(at time.Time, explicit bool) {
 		}
 		f.turnOpt = trace.WithAttributes(attrs...)
 	}
+	if at.Before(f.lastTurnEnd) {
+		at = f.lastTurnEnd // a call asked for in the turn before, answered in this one
+	}
+	f.turnLast = at
 	// Options in arrays of the fold's own, which a turn's span reuses:
 	// a run traced by a tracer that records nothing pays little per turn.
 	f.startOpts = [3]trace.SpanStartOption{trace.WithTimestamp(at), kindInternal, f.turnOpt}
@@ -194,12 +208,14 @@ func (f *fold) endTurn(at time.Time) {
 		f.turn.SetStatus(codes.Error, f.turnErr)
 	}
 	if f.turnRec || f.turn.IsRecording() {
+		at = f.ended(f.turnStart, at) // not before its start, nor its calls' ends
 		f.endOpts[0] = trace.WithTimestamp(at)
 		f.turn.End(f.endOpts[:]...)
 	} else {
 		f.turn.End() // not recorded: its end is no one's
 	}
 	f.turn, f.turnCtx, f.turnExplicit, f.turnRec = nil, nil, false, false
+	f.lastTurnEnd = at
 }
 
 // turnContext returns the context a model or a tool call's span that
@@ -252,12 +268,12 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 	f.turnErr = failure
 	f.reply, f.input, f.nextFixed = nil, f.input[:0], false
 	if reply == nil {
+		f.cut = failure != "" // a partial reply the caller adds next is this call's
 		return
 	}
 	for _, tc := range reply.ToolCalls {
-		if a, ok := f.calls[tc.ID]; ok {
-			a.at = at
-			f.calls[tc.ID] = a
+		for i := range f.calls[tc.ID] {
+			f.calls[tc.ID][i].at = at
 		}
 	}
 	if len(reply.ToolCalls) == 0 && !f.turnExplicit && failure == "" {
@@ -290,9 +306,7 @@ func (f *fold) chatSpan(ctx context.Context, s *nous.Step, reply *nous.Message, 
 			span.SetAttributes(usageAttrs(s.Usage)...)
 		}
 		if f.content != nil {
-			if s != nil {
-				f.content.refresh() // a tool may have set a secret since the last call
-			}
+			f.content.refresh() // a tool may have set a secret since the last call
 			span.SetAttributes(f.content.chat(f.input, reply)...)
 		}
 	}
@@ -301,8 +315,21 @@ func (f *fold) chatSpan(ctx context.Context, s *nous.Step, reply *nous.Message, 
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
 		span.SetStatus(codes.Error, failure)
 	}
-	span.End(trace.WithTimestamp(at))
+	span.End(trace.WithTimestamp(f.ended(start, at)))
 	return failure
+}
+
+// ended returns when a span of the turn that started at start ends: at,
+// or start when the clock went back between them; the turn's last end
+// moves to it.
+func (f *fold) ended(start, at time.Time) time.Time {
+	if at.Before(start) {
+		at = start
+	}
+	if at.After(f.turnLast) {
+		f.turnLast = at
+	}
+	return at
 }
 
 // name returns the name of a span of operation op on what ("chat
@@ -325,9 +352,13 @@ func (f *fold) name(op, what string) string {
 func (f *fold) toolSpan(m *nous.Message, at time.Time) {
 	call := nous.ToolCall{ID: m.ToolCallID, Name: m.Name}
 	start := at
-	if a, ok := f.calls[m.ToolCallID]; ok {
-		call, start = a.call, a.at
-		delete(f.calls, m.ToolCallID)
+	if asked := f.calls[m.ToolCallID]; len(asked) > 0 {
+		call, start = asked[0].call, asked[0].at
+		if len(asked) == 1 {
+			delete(f.calls, m.ToolCallID)
+		} else {
+			f.calls[m.ToolCallID] = asked[1:]
+		}
 	}
 	ctx, start := f.turnContext(start)
 	if !f.turnRec {
@@ -341,23 +372,26 @@ func (f *fold) toolSpan(m *nous.Message, at time.Time) {
 	_, span := f.t.tracer.Start(ctx, f.name("execute_tool", call.Name), trace.WithTimestamp(start),
 		kindInternal, trace.WithAttributes(attrs...))
 	if f.content != nil && span.IsRecording() {
+		f.content.refresh() // the call's update, applied before its result, may have set one
 		span.SetAttributes(f.content.tool(&call, m)...)
 	}
 	if m.IsError() {
 		desc := "the tool returned an error"
 		if f.content != nil {
-			desc = f.mask(m.Text())
+			f.content.refresh()
+			desc = f.content.text(m.Text())
 		}
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorOther))
 		span.SetStatus(codes.Error, desc)
 	}
-	span.End(trace.WithTimestamp(at))
+	span.End(trace.WithTimestamp(f.ended(start, at)))
 }
 
 // mask returns an error's text with the deps' secrets masked, as
 // content has them: an error is no content, but may quote a secret.
 func (f *fold) mask(text string) string {
 	if f.content != nil {
+		f.content.refresh()
 		return f.content.mask(text)
 	}
 	if f.masker == nil {

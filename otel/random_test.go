@@ -233,15 +233,21 @@ func checkSpans(t *testing.T, c *nous.Context, got []span) {
 
 	// What the log says there is.
 	calls, results, steps := 0, 0, 0
-	pending := false
+	pending, cut := false, false // a reply waiting for its step; a step that failed with none
 	for e := range c.Log().All() {
+		wasCut := cut
+		cut = false
 		switch e.Type {
 		case nous.EventStepEnd:
-			calls++
-			pending = false
 			st, _ := nous.StepOf(e)
+			calls++
+			cut = !pending
+			pending = false
 			steps += st.Usage.InputTokens
 		case nous.EventAssistantMessage:
+			if wasCut && e.Message.Interrupted() {
+				break // the failed call's partial reply, added after it
+			}
 			if pending {
 				calls++
 			}
