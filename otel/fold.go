@@ -77,8 +77,9 @@ type fold struct {
 
 // askedCall is a tool call a reply asked for.
 type askedCall struct {
-	call nous.ToolCall
-	at   time.Time // when the step that asked for it ended
+	call  nous.ToolCall
+	at    time.Time // when the step that asked for it ended, or its reply came
+	asked bool      // the step ended: at is its end
 }
 
 func newFold(t *Tracer, ctx context.Context, c *nous.Context) *fold {
@@ -272,8 +273,10 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 		return
 	}
 	for _, tc := range reply.ToolCalls {
-		for i := range f.calls[tc.ID] {
-			f.calls[tc.ID][i].at = at
+		for i, a := range f.calls[tc.ID] {
+			if !a.asked {
+				f.calls[tc.ID][i].at, f.calls[tc.ID][i].asked = at, true
+			}
 		}
 	}
 	if len(reply.ToolCalls) == 0 && !f.turnExplicit && failure == "" {

@@ -247,3 +247,48 @@ func TestFinishReasons(t *testing.T) {
 		t.Errorf("the cut reply: %v", chats[len(chats)-1])
 	}
 }
+
+// A call asked for in a turn that ended before its result is answered
+// in a turn that starts no earlier than the first ended.
+func TestTurnsDoNotOverlap(t *testing.T) {
+	got, _ := traced(t, nil, func(c *nous.Context) {
+		must(t, c.LogEvent(nous.EventTurnStart, nil))
+		must(t, c.AddMessage(nous.UserMessage("hi")))
+		must(t, c.AddMessage(nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f"})))
+		c.EndStep(nous.Step{})
+		must(t, c.LogEvent(nous.EventTurnEnd, nil))
+		must(t, c.AddMessage(nous.ToolMessage("c1", "f", "late")))
+	})
+	turns := ofOperation(got, "invoke_agent")
+	if len(turns) != 2 || turns[1].Start.Before(turns[0].End) {
+		t.Errorf("turns %v", turns)
+	}
+}
+
+type keyConfig struct {
+	Key string `json:"api_key"`
+}
+
+// A struct's field is a secret by its JSON name as by its Go name.
+func TestFieldSecretByJSONName(t *testing.T) {
+	const key = "sk-by-json-name-5"
+	got, _ := traced(t, nil, func(c *nous.Context) {
+		must(t, c.AddMessage(nous.UserMessage("hi")))
+		c.EndStep(nous.Step{Error: "refused " + key})
+	}, nous.WithDeps(map[string]any{"conf": keyConfig{Key: key}}))
+	leaks(t, got, key)
+}
+
+// A tool's result of null is a response of null, which the schema
+// requires to be there.
+func TestNullToolResponse(t *testing.T) {
+	got, _ := traced(t, []nousotel.Option{nousotel.WithContent()}, func(c *nous.Context) {
+		must(t, c.AddMessage(nous.UserMessage("hi")))
+		must(t, c.AddMessage(nous.AssistantMessage("", nous.ToolCall{ID: "c1", Name: "f"})))
+		c.EndStep(nous.Step{})
+		must(t, c.AddMessage(nous.ToolMessage("c1", "f", "null")))
+		must(t, c.AddMessage(nous.AssistantMessage("done")))
+		c.EndStep(nous.Step{})
+	})
+	jsonAttr(t, ofOperation(got, "chat")[1], "gen_ai.input.messages", `[{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":null}]}]`)
+}
