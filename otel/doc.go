@@ -30,9 +30,17 @@
 //     gen_ai.usage.input_tokens, output_tokens, cache_read.input_tokens,
 //     cache_creation.input_tokens and reasoning.output_tokens. It runs
 //     from the event before the reply (or a step_start) to its step_end.
+//     A partial reply added right after its call's failed step (a stream
+//     cut short) is that call's.
 //   - execute_tool (internal), one per tool result, a child of its turn:
 //     gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type. It runs
-//     from the end of the step that asked for the call to its result.
+//     from the end of the step that asked for the call to its result;
+//     calls of one ID are answered in the order they were asked for.
+//
+// Every span has the times of the events that bound it, except that none
+// ends before it starts, nor a turn before its calls' spans or the turn
+// before it: a log whose clock went back still gives a trace a backend
+// takes.
 //
 // An error is the span's status (Error, with error.type _OTHER): a
 // model call that gave no reply or a partial one (its step's error says
@@ -57,9 +65,14 @@
 // or [WithRedaction] for a stored session, whose rule no store keeps, or
 // [nous.IsSecretKey]): in a JSON object (a call's arguments, a tool's
 // result), the value of each key the rule names is [Redacted], at any
-// depth; and every string the deps hold under such a key, of 4 bytes or
-// more, is [Redacted] wherever it appears in content, a tool's echo of
-// a key included. Names, IDs, models, counts and times are not content.
+// depth, and in text that is not JSON (arguments cut short) the value
+// after such a key; and every string the deps hold under such a key (of
+// a map, or a struct's field by its JSON or Go name), of 4 bytes or
+// more, is [Redacted] wherever it appears in content, as a value or a
+// key, a tool's echo of a key included. The deps are read again at each
+// span, so a secret a tool's update sets is masked in its own result.
+// An error's text is masked alike in a span's status, with content or
+// without. Names, IDs, models, counts and times are not content.
 //
 // # Cost
 //
