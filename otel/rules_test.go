@@ -292,3 +292,27 @@ func TestNullToolResponse(t *testing.T) {
 	})
 	jsonAttr(t, ofOperation(got, "chat")[1], "gen_ai.input.messages", `[{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":null}]}]`)
 }
+
+// Observing from a question or a reply on traces the turn or the model
+// call it is part of.
+func TestObserveMidTurn(t *testing.T) {
+	for _, reply := range []bool{false, true} {
+		c := nous.NewContext()
+		must(t, c.AddMessage(nous.UserMessage("hi")))
+		question := lastEvent(c)
+		if reply {
+			must(t, c.AddMessage(nous.AssistantMessage("hello")))
+		}
+		tr, rec := recorder()
+		stop := tr.Observe(context.Background(), c)
+		if !reply {
+			must(t, c.AddMessage(nous.AssistantMessage("hello")))
+		}
+		c.EndStep(nous.Step{Model: "m"})
+		stop()
+		got := spans(t, rec)
+		if len(got) != 2 || got[0].Status != codes.Unset || !got[1].Start.Equal(question.CreatedAt) && !reply {
+			t.Errorf("observed from the %s: %v", map[bool]string{false: "question", true: "reply"}[reply], got)
+		}
+	}
+}

@@ -67,7 +67,8 @@ func NewTracer(tp trace.TracerProvider, opts ...Option) *Tracer {
 }
 
 // Observe traces c live: from now on, the events c appends become spans
-// as the run goes (through [nous.Context.Observer], after the observer
+// as the run goes (and the turn or the model call under way, when c's log
+// ends with a question or a reply) (through [nous.Context.Observer], after the observer
 // already set, which still sees every event). Each span is made when
 // its end is logged, with the times of the events that bound it, so the
 // trace is the one [Tracer.ExportContext] makes of the same events
@@ -87,6 +88,9 @@ func (t *Tracer) Observe(ctx context.Context, c *nous.Context) (stop func()) {
 		return func() {}
 	}
 	f := newFold(t, ctx, c)
+	if e, ok := c.Log().Event(int64(c.Log().Len())); ok && (e.Type == nous.EventUserMessage || e.Type == nous.EventAssistantMessage) {
+		f.add(&e) // the turn or the model call under way
+	}
 	prev := c.Observer
 	c.Observer = func(e nous.Event) {
 		if prev != nil {
