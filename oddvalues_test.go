@@ -149,3 +149,33 @@ func TestOddValuesNeverMakeASessionUnloadable(t *testing.T) {
 		})
 	})
 }
+
+// A value that holds itself many times over (each level would double a
+// copy that followed it) is taken by MergeDeps, an update and a log
+// event at the cost of its size, and a save drops the cycle, keeping the
+// rest.
+func TestValueHoldingItselfManyTimes(t *testing.T) {
+	loop := map[string]any{"name": "loop"}
+	for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
+		loop[k] = loop
+	}
+	c := nous.NewContext()
+	c.MergeDeps(map[string]any{"loop": loop, "plain": 1})
+	if err := nous.NewContextUpdate().Set("again", loop).Apply(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LogEvent(nous.EventRequestHeader, map[string]any{"loop": loop}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := nous.Deserialize(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Deps["plain"] != 1 {
+		t.Errorf("deps after a round trip: %v", back.Deps)
+	}
+}

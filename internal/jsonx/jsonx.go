@@ -14,27 +14,77 @@ import (
 
 // CloneMap returns a deep copy of m by the rule of [CloneValue]. nil stays
 // nil and an empty map stays an empty map.
-func CloneMap(m map[string]any) map[string]any { return cloneMap(m, 0) }
+func CloneMap(m map[string]any) map[string]any { return cloneMap(m, 0, nil) }
 
 // CloneValue returns v with every map and slice in it copied, down to
 // [MaxDepth] levels and of any type: map[string]any and []any, and also
 // typed slices and maps (a []string, a map[string]int). Other values
 // (pointers, structs, arrays, funcs) are shared; nil maps and slices stay
-// nil.
-func CloneValue(v any) any { return cloneValue(v, 0) }
+// nil. A map or slice that holds itself is copied into a value that holds
+// itself (once more at the root), so that a value that refers to itself
+// many times costs about its size, not 2^MaxDepth.
+func CloneValue(v any) any { return cloneValue(v, 0, nil) }
 
-func cloneMap(m map[string]any, depth int) map[string]any {
+// frame is a map or a slice being copied, on the path from the value's
+// root, with its copy: a value met again on the path is a cycle, whose
+// copy is the copy under way. A container whose values are all scalars
+// has none, nor the root (the deps, an event's data), which spares the
+// common copy an allocation: a cycle through the root is copied twice,
+// the root and, under it, a copy that holds itself.
+type frame struct {
+	p   uintptr // the map's or the typed slice's data
+	sp  *any    // a []any's first element
+	n   int     // a slice's length (a slice of its own array is another value)
+	out any     // its copy, of its type
+	up  *frame
+}
+
+// copied returns the copy under way of the map or slice at p (of length
+// n) and type t, if it is on the path.
+func (f *frame) copied(p uintptr, n int, t reflect.Type) (any, bool) {
+	for ; f != nil; f = f.up {
+		if f.p == p && f.n == n && reflect.TypeOf(f.out) == t {
+			return f.out, true
+		}
+	}
+	return nil, false
+}
+
+var mapType = reflect.TypeFor[map[string]any]()
+
+func cloneMap(m map[string]any, depth int, up *frame) map[string]any {
 	if m == nil {
 		return nil
 	}
+	p := reflect.ValueOf(m).Pointer()
+	if c, ok := up.copied(p, 0, mapType); ok {
+		return c.(map[string]any)
+	}
 	out := make(map[string]any, len(m))
+	var f *frame // made at the first value that is not a scalar: a flat map needs none
 	for k, v := range m {
-		out[k] = cloneValue(v, depth+1)
+		if scalar(v) {
+			out[k] = v
+			continue
+		}
+		if f == nil && depth > 0 {
+			f = &frame{p: p, out: out, up: up}
+		}
+		out[k] = cloneValue(v, depth+1, f)
 	}
 	return out
 }
 
-func cloneValue(v any, depth int) any {
+// scalar reports whether v is a value CloneValue returns as it is.
+func scalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int64, float64, json.Number:
+		return true
+	}
+	return false
+}
+
+func cloneValue(v any, depth int, up *frame) any {
 	if depth > MaxDepth {
 		return v
 	}
@@ -42,14 +92,29 @@ func cloneValue(v any, depth int) any {
 	case nil, string, bool, int, int64, float64, json.Number:
 		return v
 	case map[string]any:
-		return cloneMap(v, depth)
+		return cloneMap(v, depth, up)
 	case []any:
 		if v == nil {
 			return v
 		}
+		if len(v) > 0 {
+			for f := up; f != nil; f = f.up {
+				if f.sp == &v[0] && f.n == len(v) {
+					return f.out
+				}
+			}
+		}
 		out := make([]any, len(v))
+		var f *frame
 		for i, e := range v {
-			out[i] = cloneValue(e, depth+1)
+			if scalar(e) {
+				out[i] = e
+				continue
+			}
+			if f == nil && depth > 0 {
+				f = &frame{sp: &v[0], n: len(v), out: out, up: up}
+			}
+			out[i] = cloneValue(e, depth+1, f)
 		}
 		return out
 	}
@@ -59,13 +124,13 @@ func cloneValue(v any, depth int) any {
 		if rv.IsNil() {
 			return v
 		}
-		return cloneReflect(rv, depth).Interface()
+		return cloneReflect(rv, depth, up).Interface()
 	}
 	return v
 }
 
 // cloneReflect is cloneValue for a map or slice of any type.
-func cloneReflect(v reflect.Value, depth int) reflect.Value {
+func cloneReflect(v reflect.Value, depth int, up *frame) reflect.Value {
 	if depth > MaxDepth {
 		return v
 	}
@@ -74,16 +139,23 @@ func cloneReflect(v reflect.Value, depth int) reflect.Value {
 		if v.IsNil() {
 			return v
 		}
-		return reflect.ValueOf(cloneValue(v.Elem().Interface(), depth))
+		return reflect.ValueOf(cloneValue(v.Elem().Interface(), depth, up))
 	case reflect.Slice:
 		if v.IsNil() {
 			return v
 		}
-		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		n := v.Len()
+		if n > 0 {
+			if c, ok := up.copied(v.Pointer(), n, v.Type()); ok {
+				return reflect.ValueOf(c)
+			}
+		}
+		out := reflect.MakeSlice(v.Type(), n, n)
 		reflect.Copy(out, v)
 		if holdsContainers(v.Type().Elem()) {
-			for i := range v.Len() {
-				if e := cloneReflect(v.Index(i), depth+1); e.IsValid() {
+			f := &frame{p: v.Pointer(), n: n, out: out.Interface(), up: up}
+			for i := range n {
+				if e := cloneReflect(v.Index(i), depth+1, f); e.IsValid() {
 					out.Index(i).Set(e)
 				}
 			}
@@ -93,12 +165,16 @@ func cloneReflect(v reflect.Value, depth int) reflect.Value {
 		if v.IsNil() {
 			return v
 		}
+		if c, ok := up.copied(v.Pointer(), 0, v.Type()); ok {
+			return reflect.ValueOf(c)
+		}
 		out := reflect.MakeMapWithSize(v.Type(), v.Len())
 		deep := holdsContainers(v.Type().Elem())
+		f := &frame{p: v.Pointer(), out: out.Interface(), up: up}
 		for it := v.MapRange(); it.Next(); {
 			e := it.Value()
 			if deep {
-				if e = cloneReflect(e, depth+1); !e.IsValid() {
+				if e = cloneReflect(e, depth+1, f); !e.IsValid() {
 					e = reflect.Zero(v.Type().Elem())
 				}
 			}
