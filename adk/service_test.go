@@ -849,6 +849,9 @@ func TestCyclicDelta(t *testing.T) {
 	sess := mustCreate(t, svc, "app", "u", "s", nil)
 	loop := map[string]any{"n": 1}
 	loop["a"], loop["b"] = loop, []any{map[string]string{"password": "pw-in-loop"}}
+	for _, k := range []string{"c", "d", "e", "f", "g"} {
+		loop[k] = loop // each level of a copy that followed them would double
+	}
 	done := make(chan error, 1)
 	go func() {
 		done <- svc.AppendEvent(bg, sess, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"loop": loop, "app:loop": loop}}})
