@@ -125,15 +125,15 @@ func (f *fold) add(e *nous.Event) {
 		f.flushStep()
 		f.addInput(e.Message)
 	case nous.EventAssistantMessage:
-		f.flushStep()
-		if f.turn == nil {
-			f.startTurn(f.callStart(at), false)
-		}
 		if f.cut && e.Message.Interrupted() {
 			// The partial reply of the call that just failed, which the
 			// caller added: that call's, which has its span.
 			f.addInput(e.Message)
 			break
+		}
+		f.flushStep()
+		if f.turn == nil {
+			f.startTurn(f.callStart(at), false)
 		}
 		f.reply, f.replyAt = e.Message, at
 		if f.turnRec {
