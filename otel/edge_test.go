@@ -35,6 +35,16 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// askTool adds a question, a reply calling call, its step, and the
+// call's result r.
+func askTool(t *testing.T, c *nous.Context, question string, call nous.ToolCall, r nous.ToolResult) {
+	t.Helper()
+	must(t, c.AddMessage(nous.UserMessage(question)))
+	must(t, c.AddMessage(nous.AssistantMessage("", call)))
+	c.EndStep(nous.Step{Provider: "openai", Model: "m"})
+	must(t, c.RunToolCalls(context.Background(), []nous.ToolCall{call}, func(context.Context, nous.RunContext) nous.ToolResult { return r }))
+}
+
 // A secret of the deps used as a key of a tool's JSON result is masked
 // there too.
 func TestSecretAsJSONKey(t *testing.T) {
@@ -42,13 +52,7 @@ func TestSecretAsJSONKey(t *testing.T) {
 	tr, rec := recorder(nousotel.WithContent())
 	c := nous.NewContext(nous.WithDeps(map[string]any{"api_key": key}))
 	stop := tr.Observe(context.Background(), c)
-	must(t, c.AddMessage(nous.UserMessage("quota?")))
-	call := nous.ToolCall{ID: "c1", Name: "quota", Arguments: []byte(`{}`)}
-	must(t, c.AddMessage(nous.AssistantMessage("", call)))
-	c.EndStep(nous.Step{Provider: "openai", Model: "m"})
-	must(t, c.RunToolCalls(context.Background(), []nous.ToolCall{call}, func(context.Context, nous.RunContext) nous.ToolResult {
-		return nous.ToolResult{Content: `{"` + key + `":{"left":5}}`}
-	}))
+	askTool(t, c, "quota?", nous.ToolCall{ID: "c1", Name: "quota", Arguments: []byte(`{}`)}, nous.ToolResult{Content: `{"` + key + `":{"left":5}}`})
 	must(t, c.AddMessage(nous.AssistantMessage("5 left")))
 	c.EndStep(nous.Step{Provider: "openai", Model: "m"})
 	stop()
@@ -62,13 +66,7 @@ func TestSecretSetByATool(t *testing.T) {
 	tr, rec := recorder(nousotel.WithContent())
 	c := nous.NewContext()
 	stop := tr.Observe(context.Background(), c)
-	must(t, c.AddMessage(nous.UserMessage("rotate")))
-	call := nous.ToolCall{ID: "c1", Name: "rotate", Arguments: []byte(`{}`)}
-	must(t, c.AddMessage(nous.AssistantMessage("", call)))
-	c.EndStep(nous.Step{Provider: "openai", Model: "m"})
-	must(t, c.RunToolCalls(context.Background(), []nous.ToolCall{call}, func(context.Context, nous.RunContext) nous.ToolResult {
-		return nous.ToolResult{Content: "new key " + newKey, Update: nous.NewContextUpdate().Set("api_key", newKey)}
-	}))
+	askTool(t, c, "rotate", nous.ToolCall{ID: "c1", Name: "rotate", Arguments: []byte(`{}`)}, nous.ToolResult{Content: "new key " + newKey, Update: nous.NewContextUpdate().Set("api_key", newKey)})
 	stop()
 	live := spans(t, rec)
 	leaks(t, live, newKey)
@@ -83,13 +81,7 @@ func TestToolErrorStatusRedacted(t *testing.T) {
 	tr, rec := recorder(nousotel.WithContent())
 	c := nous.NewContext()
 	stop := tr.Observe(context.Background(), c)
-	must(t, c.AddMessage(nous.UserMessage("log in")))
-	call := nous.ToolCall{ID: "c1", Name: "login", Arguments: []byte(`{}`)}
-	must(t, c.AddMessage(nous.AssistantMessage("", call)))
-	c.EndStep(nous.Step{Provider: "openai", Model: "m"})
-	must(t, c.RunToolCalls(context.Background(), []nous.ToolCall{call}, func(context.Context, nous.RunContext) nous.ToolResult {
-		return nous.ToolResult{Content: `{"error":"denied","password":"pw-echoed-in-error"}`, Err: errors.New("denied")}
-	}))
+	askTool(t, c, "log in", nous.ToolCall{ID: "c1", Name: "login", Arguments: []byte(`{}`)}, nous.ToolResult{Content: `{"error":"denied","password":"pw-echoed-in-error"}`, Err: errors.New("denied")})
 	stop()
 	leaks(t, spans(t, rec), "pw-echoed-in-error")
 }
