@@ -76,8 +76,10 @@
 //
 // # Cost
 //
-// A context with no Observer pays nothing. Observed, each event costs a
-// few comparisons, and each span one Start and End of the tracer; with
-// a tracer that records nothing (a no-op provider, or a sampler that
-// drops the span), no attribute past the ones a sampler reads is built.
+// A context with no Observer pays nothing, and a tracer of the no-op
+// provider observes nothing. Observed, each event costs a few
+// comparisons, and each span one Start and End of the tracer. A turn the
+// tracer does not record (a sampler dropped it) makes no span of its
+// calls, and a span that is not recorded gets no attribute past the ones
+// a sampler reads.
 package nousotel
