@@ -48,10 +48,12 @@ func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Messa
 // accounts for. [Context.Compact] calls SummarizeUsage in place of
 // Summarize and adds the usage it returns to the context's Usage, on the
 // caller's goroutine once it returns, whether the summary is applied or
-// not: the call was billed, also when it failed or its summary is refused.
-// A summarizer never touches the context itself (when planning and applying
-// are apart, it runs on another goroutine): it returns what it cost, and a
-// runtime that calls it itself adds that with [Context.AddUsage]. The
+// not: the call was billed, also when it failed or its summary is refused;
+// a summary applied has its call logged as a step_end after its replace
+// event. A summarizer never touches the context itself (when planning and
+// applying are apart, it runs on another goroutine): it returns what it
+// cost, and a runtime that calls it itself adds that with
+// [Context.AddUsage], or with [Context.EndStep] after applying it. The
 // provider modules' summarizers are UsageSummarizers.
 type UsageSummarizer interface {
 	Summarizer
@@ -669,9 +671,11 @@ func marker(n int) Message {
 // copy of the range, then [Context.ApplyCompaction]. It returns the plan. A
 // view that fits is left alone, and the summarizer is called only for a
 // plan that drops a range (one that pruning alone makes fit only prunes).
-// A [UsageSummarizer]'s usage is added to the context's Usage. A
-// summarizer that fails, or whose summary is refused, changes nothing else;
-// its error is wrapped. The summarizer runs on the caller's goroutine; to
+// A [UsageSummarizer]'s usage is added to the context's Usage, and its
+// call, once its summary is in place, is logged as a step_end right after
+// the replace event ([Context.EndStep]: a trace shows it as a model call).
+// A summarizer that fails, or whose summary is refused, changes nothing
+// but Usage; its error is wrapped. The summarizer runs on the caller's goroutine; to
 // run it elsewhere, plan and apply apart.
 func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption) (CompactPlan, error) {
 	k := newCompaction(c, opts)
@@ -685,16 +689,25 @@ func (c *Context) Compact(ctx context.Context, budget int, opts ...CompactOption
 		for i := range p.Dropped {
 			dropped[i] = p.Dropped[i].clone()
 		}
-		if us, ok := k.summarizer.(UsageSummarizer); ok {
-			var u Usage
+		us, called := k.summarizer.(UsageSummarizer)
+		var u Usage
+		if called {
 			summary, u, err = us.SummarizeUsage(ctx, dropped)
-			c.AddUsage(u)
 		} else {
 			summary, err = k.summarizer.Summarize(ctx, dropped)
 		}
 		if err != nil {
+			c.AddUsage(u)
 			return p, fmt.Errorf("nous: compact: summarize %d messages: %w", len(dropped), err)
 		}
+		if err := c.ApplyCompaction(p, summary); err != nil {
+			c.AddUsage(u)
+			return p, err
+		}
+		if called {
+			c.EndStep(Step{Usage: u}) // the summary's model call, right after the replace it made
+		}
+		return p, nil
 	}
 	return p, c.ApplyCompaction(p, summary)
 }

@@ -147,3 +147,46 @@ func TestCompactCountsTheSummarizersUsage(t *testing.T) {
 		t.Fatalf("Summarize = %v, %v", m, err)
 	}
 }
+
+// A summary a UsageSummarizer made is logged as a model call: a step_end
+// with its usage right after the replace event; a summary refused logs
+// nothing and counts its usage all the same.
+func TestCompactLogsTheSummarizersCall(t *testing.T) {
+	u := nous.Usage{Requests: 1, InputTokens: 40, OutputTokens: 8, TotalTokens: 48}
+	summarizer := nous.UsageSummarizerFunc(func(context.Context, []nous.Message) (nous.Message, nous.Usage, error) {
+		return nous.UserMessage("Summary: weather in Paris."), u, nil
+	})
+	c := nous.NewContext()
+	for i := range 20 {
+		if err := c.AddMessages(nous.UserMessage(fmt.Sprintf("question %d about the weather in Paris", i)), nous.AssistantMessage("an answer about the weather in Paris, at length")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := c.Log().Len()
+	p, err := c.Compact(context.Background(), 200, nous.WithSummarizer(summarizer), nous.WithSummaryReserve(40))
+	if err != nil || len(p.Dropped) == 0 {
+		t.Fatalf("compact: %v, dropped %d", err, len(p.Dropped))
+	}
+	events := c.Log().Events()[n:]
+	if len(events) != 2 || events[0].Type != nous.EventReplace || c.Usage != u {
+		t.Fatalf("events after the compaction: %+v; usage %+v", events, c.Usage)
+	}
+	if s, ok := nous.StepOf(events[1]); !ok || s != (nous.Step{Usage: u}) {
+		t.Errorf("the summarizer's step: %+v, %v", s, ok)
+	}
+
+	refused := nous.UsageSummarizerFunc(func(context.Context, []nous.Message) (nous.Message, nous.Usage, error) {
+		return nous.Message{Role: nous.RoleUser}, u, nil // empty: refused
+	})
+	d := nous.NewContext()
+	if err := d.AddMessages(c.Messages()...); err != nil {
+		t.Fatal(err)
+	}
+	n = d.Log().Len()
+	if _, err := d.Compact(context.Background(), 120, nous.WithSummarizer(refused), nous.WithSummaryReserve(40)); err == nil {
+		t.Fatal("an empty summary was applied")
+	}
+	if d.Log().Len() != n || d.Usage != u {
+		t.Errorf("a refused summary: %d events more, usage %+v", d.Log().Len()-n, d.Usage)
+	}
+}

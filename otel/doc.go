@@ -31,7 +31,11 @@
 //     cache_creation.input_tokens and reasoning.output_tokens. It runs
 //     from the event before the reply (or a step_start) to its step_end.
 //     A partial reply added right after its call's failed step (a stream
-//     cut short) is that call's.
+//     cut short) is that call's. A compaction's summary made by a model (a step_end
+//     right after the replace event that put the summary in place, as
+//     [nous.Context.Compact] logs a UsageSummarizer's call) is a chat span
+//     of its turn, from the event before the replace, with the summary as
+//     its output.
 //   - execute_tool (internal), one per tool result, a child of its turn:
 //     gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type. It runs
 //     from the end of the step that asked for the call to its result;

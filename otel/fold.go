@@ -68,6 +68,9 @@ type fold struct {
 	replyAt time.Time
 	cut     bool // the last event ended a model call that failed with no reply
 
+	summary                 *nous.Message // the summary the last event put in place, if it was one
+	summaryAt, summaryStart time.Time
+
 	calls map[string][]askedCall // calls asked for and not yet answered, by ID (a reply may repeat one), in recorded turns
 
 	content *content // nil without WithContent
@@ -123,6 +126,12 @@ func (f *fold) add(e *nous.Event) {
 		f.addInput(e.Message)
 	case nous.EventSystemMessage, nous.EventReplace:
 		f.flushStep()
+		f.summary = nil
+		if e.Type == nous.EventReplace && e.Message.Metadata[nous.MetadataSummary] == true {
+			// A summary: the reply of a model call when a step_end
+			// comes next (Context.Compact logs a summarizer's call so).
+			f.summary, f.summaryAt, f.summaryStart = e.Message, at, f.callStart(at)
+		}
 		f.addInput(e.Message)
 	case nous.EventAssistantMessage:
 		if f.cut && e.Message.Interrupted() {
@@ -142,9 +151,13 @@ func (f *fold) add(e *nous.Event) {
 			}
 		}
 	case nous.EventStepEnd:
-		if s, ok := nous.StepOf(*e); ok {
+		s, ok := nous.StepOf(*e)
+		switch {
+		case ok && f.summary != nil:
+			f.summaryStep(&s, at)
+		case ok:
 			f.endStep(&s, at)
-		} else {
+		default:
 			f.flushStep()
 		}
 	case nous.EventToolResult:
@@ -153,6 +166,9 @@ func (f *fold) add(e *nous.Event) {
 		f.addInput(e.Message)
 	}
 	f.cut = f.cut && e.Type == nous.EventStepEnd
+	if e.Type != nous.EventReplace {
+		f.summary = nil // a summary no step followed was no model's
+	}
 	f.last = at
 	if !f.nextFixed && e.Type != nous.EventAssistantMessage {
 		f.next = at
@@ -259,7 +275,7 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 		failure = "the reply was cut short"
 	}
 	if f.turnRec {
-		failure = f.chatSpan(ctx, s, reply, start, at, failure)
+		failure = f.chatSpan(ctx, s, reply, f.input, start, at, failure)
 	}
 
 	if s != nil {
@@ -284,9 +300,23 @@ func (f *fold) endStep(s *nous.Step, at time.Time) {
 	}
 }
 
+// summaryStep makes the chat span of the model call that made the
+// summary just put in place, whose step s ends at at. It is a call of the
+// turn, which goes on; its input, the messages it replaced, is not in
+// the span, and the next call's input is what it was before it.
+func (f *fold) summaryStep(s *nous.Step, at time.Time) {
+	ctx, start := f.turnContext(f.summaryStart)
+	if f.turnRec {
+		f.chatSpan(ctx, s, f.summary, nil, start, at, s.Error) // the turn's failure is its replies'
+	}
+	f.turnUsage = f.turnUsage.Add(s.Usage)
+	f.turnSteps++
+	f.summary, f.nextFixed = nil, false
+}
+
 // chatSpan makes the span of a model call that ran from start to at,
-// in ctx, and returns its failure's text as the span has it.
-func (f *fold) chatSpan(ctx context.Context, s *nous.Step, reply *nous.Message, start, at time.Time, failure string) string {
+// in ctx, given input, and returns its failure's text as the span has it.
+func (f *fold) chatSpan(ctx context.Context, s *nous.Step, reply *nous.Message, input []nous.Message, start, at time.Time, failure string) string {
 	var model, provider string
 	if s != nil {
 		model, provider = s.Model, s.Provider
@@ -310,7 +340,7 @@ func (f *fold) chatSpan(ctx context.Context, s *nous.Step, reply *nous.Message, 
 		}
 		if f.content != nil {
 			f.content.refresh() // a tool may have set a secret since the last call
-			span.SetAttributes(f.content.chat(f.input, reply)...)
+			span.SetAttributes(f.content.chat(input, reply)...)
 		}
 	}
 	if failure != "" {

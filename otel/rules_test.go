@@ -2,6 +2,7 @@ package nousotel_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -314,5 +315,48 @@ func TestObserveMidTurn(t *testing.T) {
 		if len(got) != 2 || got[0].Status != codes.Unset || !got[1].Start.Equal(question.CreatedAt) && !reply {
 			t.Errorf("observed from the %s: %v", map[bool]string{false: "question", true: "reply"}[reply], got)
 		}
+	}
+}
+
+// A compaction's summary made by a model is a chat span of its turn,
+// with its usage and the summary as its output; the turn goes on, and the
+// next call's input is the question and the summary.
+func TestSummarizerCall(t *testing.T) {
+	u := nous.Usage{Requests: 1, InputTokens: 40, OutputTokens: 8, TotalTokens: 48}
+	summarizer := nous.UsageSummarizerFunc(func(context.Context, []nous.Message) (nous.Message, nous.Usage, error) {
+		m := nous.UserMessage("Summary: Paris was asked about.")
+		m.Metadata = map[string]any{"model": "summarizer-1"}
+		return m, u, nil
+	})
+	got, c := traced(t, []nousotel.Option{nousotel.WithContent()}, func(c *nous.Context) {
+		for i := range 10 {
+			must(t, c.AddMessage(nous.UserMessage(fmt.Sprintf("question %d about the weather in Paris", i))))
+			must(t, c.AddMessage(nous.AssistantMessage("an answer about the weather in Paris, at length")))
+			c.EndStep(nous.Step{})
+		}
+		must(t, c.AddMessage(nous.UserMessage("And now?")))
+		if _, err := c.Compact(context.Background(), 120, nous.WithSummarizer(summarizer), nous.WithSummaryReserve(40)); err != nil {
+			t.Fatal(err)
+		}
+		must(t, c.AddMessage(nous.AssistantMessage("Sunny.")))
+		c.EndStep(nous.Step{})
+	})
+	_ = c
+	chats := ofOperation(got, "chat")
+	if len(chats) != 12 {
+		t.Fatalf("%d chat spans, want 12", len(chats))
+	}
+	sum, last := chats[10], chats[11]
+	checkAttrs(t, sum, map[string]attribute.Value{
+		"gen_ai.usage.input_tokens": attribute.IntValue(40),
+		"gen_ai.response.model":     attribute.StringValue("summarizer-1"),
+	})
+	jsonAttr(t, sum, "gen_ai.output.messages", `[{"role":"user","parts":[{"type":"text","content":"Summary: Paris was asked about."}],"finish_reason":"stop"}]`)
+	if sum.Status != codes.Unset || sum.Parent != last.Parent {
+		t.Errorf("the summarizer's span: %v; the next call's parent %d", sum, last.Parent)
+	}
+	in := last.Attrs["gen_ai.input.messages"].AsString()
+	if !strings.Contains(in, "And now?") || !strings.Contains(in, "Summary: Paris") {
+		t.Errorf("the next call's input: %s", in)
 	}
 }
