@@ -222,11 +222,7 @@ func (c *Context) appendMessage(m Message, source string) {
 	if source != "" {
 		r.data = map[string]any{DataSource: source}
 	}
-	c.view.push(c.log.pushMessage(&r, &m))
-	c.observe()
-	if len(c.view.entries) == 1 && c.view.overlay != "" {
-		c.refreshLead()
-	}
+	c.mustAdd(&r, &m, nil)
 	switch m.Role {
 	case RoleUser, RoleTool:
 		c.NeedsResponse = true
@@ -248,11 +244,38 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 	if !t.IsBookkeeping() {
 		return fmt.Errorf("nous: log event %q: %w", t, ErrUnknownEventType)
 	}
-	c.ready()
 	r := record{typ: t, at: now(), data: jsonx.CloneMap(data)}
-	c.log.push(&r)
+	c.mustAdd(&r, nil, nil)
+	return nil
+}
+
+// add appends the event r, with its message m (a surface event) or the
+// call tc it records, to c's log, folds it into the view (through
+// [eventLog.slotOf], the fold's one step) and passes it to the Observer:
+// every event a context appends goes through it. An event that does not
+// fold is an error, and c is as it was. m and tc are the log's afterwards.
+func (c *Context) add(r *record, m *Message, tc *ToolCall) error {
+	c.ready()
+	s, mi, err := c.log.add(c.view.entries, r, m, tc)
+	if err != nil {
+		return err
+	}
+	if s.ok {
+		c.view.put(s, mi)
+		if s.at == 0 && c.view.overlay != "" {
+			c.refreshLead()
+		}
+	}
 	c.observe()
 	return nil
+}
+
+// mustAdd is add for an event its caller made from the view it folds
+// into, which folds by construction: an error is a bug of this package.
+func (c *Context) mustAdd(r *record, m *Message, tc *ToolCall) {
+	if err := c.add(r, m, tc); err != nil {
+		panic("nous: an event made from the view does not fold into it: " + err.Error())
+	}
 }
 
 // observe passes the event last appended to the Observer, if one is set.
@@ -399,12 +422,7 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	r := record{typ: EventReplace, at: now(), first: f.seq, last: c.log.msg(c.view.entries[last]).seq}
 	m = m.clone()
 	m.CreatedAt = f.msg.CreatedAt
-	mi := c.log.pushMessage(&r, &m)
-	c.observe()
-	c.view.replace(first, last, mi)
-	if first == 0 && c.view.overlay != "" {
-		c.refreshLead()
-	}
+	c.mustAdd(&r, &m, nil)
 	return nil
 }
 
@@ -464,17 +482,14 @@ func (c *Context) PatchDanglingToolCalls() int {
 	for _, p := range patches {
 		at := p.last + added // the view grew by what was inserted before
 		after := c.log.msg(c.view.entries[at]).seq
-		entries := make([]int64, len(p.calls))
-		for k, tc := range p.calls {
+		for _, tc := range p.calls {
 			r := record{typ: EventToolResult, at: now(), after: after}
 			m := Message{Role: RoleTool, Content: DanglingToolCallText, ToolCallID: tc.ID, Name: tc.Name,
 				Metadata: map[string]any{MetadataSynthesized: true}, CreatedAt: r.at}
-			entries[k] = c.log.pushMessage(&r, &m)
-			c.observe()
+			c.mustAdd(&r, &m, nil)
 			after = c.log.len()
 		}
-		c.view.insert(at+1, entries...)
-		added += len(entries)
+		added += len(p.calls)
 	}
 	return added
 }

@@ -347,30 +347,28 @@ func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 	return out, changed
 }
 
-// event returns the event with the given seq, which must be in l, as it is
+// event returns e, an event the log shares ([eventLog.shared]), as it is
 // persisted: its data without secrets and, like its message, without what
-// JSON cannot hold. It shares with the log what it does not change.
-func (s *sanitizer) event(l *eventLog, seq int64) Event {
-	r := l.rec(seq)
-	e := Event{Seq: seq, Type: r.typ, CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
-	s.root(segment{key: "log.events", index: int(seq - 1), isIndex: true})
-	if !encodableTime(r.at) {
+// JSON cannot hold. It shares with e what it does not change.
+func (s *sanitizer) event(e Event) Event {
+	s.root(segment{key: "log.events", index: int(e.Seq - 1), isIndex: true})
+	if !encodableTime(e.CreatedAt) {
 		s.drop("created_at")
 		e.CreatedAt = time.Time{}
 	}
-	if r.data != nil {
+	if e.Data != nil {
 		s.push(segment{key: "data"})
-		e.Data = s.eventData(r.typ, r.data)
+		e.Data = s.eventData(e.Type, e.Data)
 		s.pop()
 	}
-	if r.typ.IsSurface() {
+	if e.Message != nil {
 		s.push(segment{key: "message"})
-		e.Message = s.message(&l.msg(r.ref).msg)
+		e.Message = s.message(e.Message)
 		s.pop()
 	}
-	if ci, ok := r.call(); ok {
+	if e.Call != nil {
 		s.push(segment{key: "call"})
-		tc, _ := s.toolCall(l.calls.at(ci))
+		tc, _ := s.toolCall(e.Call)
 		s.pop()
 		e.Call = &tc
 	}

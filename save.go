@@ -191,7 +191,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 // to seq to, sanitized by san, as a store keeps them.
 func (c *Context) encodeEvents(san *sanitizer, from, to int64) ([]json.RawMessage, error) {
 	return encodeEach(int(to-from), func(jw *jsonWriter, i int) {
-		e := san.event(&c.log, from+1+int64(i))
+		e := san.event(c.log.shared(from + 1 + int64(i)))
 		jw.event(&e)
 	})
 }
@@ -422,28 +422,29 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if len(d.ToolCalls) > 0 {
 		return corrupt(info.ID, "state", errors.New("tool calls kept apart from the events, as an earlier version stored them: Load the log, which records them"))
 	}
-	// Apply the events to a copy of the log, so that a bad event leaves c
-	// as it was: the copy appends past the end c's log sees, into room only
-	// c's own appends would use, with no copying. The view is changed in
-	// place (copied first only when c shares it with a clone); a bad event
-	// restores it as the fold of c's log, which it is.
-	l, view := c.log, c.view.entries
-	if c.view.shared {
-		view = slices.Clone(view)
-	}
+	// Fold the events into a copy of the log, so that a bad event leaves c
+	// as it was: the copy appends past the end c's log sees, into room
+	// only c's own appends would use, with no copying. The view is changed
+	// in place (copied first only when c shares it with a clone); a bad
+	// event restores it as the fold of c's log, which it is.
+	l, v := c.log, c.view
 	for i := range events {
-		if view, err = l.appendStored(view, &events[i]); err != nil {
+		s, mi, err := l.addRead(v.entries, &events[i])
+		if err != nil {
 			if !c.view.shared {
 				c.view.entries, _ = c.log.fold()
 			}
 			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
+		}
+		if s.ok {
+			v.put(s, mi)
 		}
 	}
 	for i := int64(len(c.ToolCalls)); i < l.calls.len(); i++ {
 		c.ToolCalls = append(c.ToolCalls, l.calls.at(i).clone())
 	}
 	c.calls = c.ToolCalls
-	c.log, c.view.entries, c.view.shared = l, view, false
+	c.log, c.view = l, v
 	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, c.refreshedDeps(d.Deps, mine.Deps), d.Usage, d.NeedsResponse
 	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
 	c.rederive()
@@ -548,78 +549,4 @@ func decodeState(st *Stored) (*Context, error) {
 // at place.
 func corrupt(id uuid.UUID, place string, err error) error {
 	return fmt.Errorf("nous: log %s: %s: %v: %w", id, place, err, ErrCorrupt)
-}
-
-// appendStored appends e, the next event of l read back from a store, to l
-// and to view, the view of l, which it returns: the fold of one event.
-func (l *eventLog) appendStored(view []int64, e *Event) ([]int64, error) {
-	if e.Seq != l.len()+1 {
-		return view, fmt.Errorf("seq %d after %d: %w", e.Seq, l.len(), ErrInvalidLog)
-	}
-	if err := e.check(); err != nil {
-		return view, err
-	}
-	r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last, after: e.After}
-	if e.Call != nil {
-		l.pushCall(&r, e.Call)
-		return view, nil
-	}
-	if e.Message == nil {
-		l.push(&r)
-		return view, nil
-	}
-	index := func(seq int64) int { return entryOf(view, l.msgIndex(seq)) }
-	switch {
-	case e.Type == EventReplace:
-		f, z := index(e.First), index(e.Last)
-		if f < 0 || z < f {
-			return view, fmt.Errorf("replace anchors %d..%d are not in the view in that order: %w", e.First, e.Last, ErrInvalidLog)
-		}
-		return slices.Replace(view, f, z+1, l.pushMessage(&r, e.Message)), nil
-	case e.After != 0:
-		a := index(e.After)
-		if a < 0 {
-			return view, fmt.Errorf("after %d, which is not in the view: %w", e.After, ErrInvalidLog)
-		}
-		return slices.Insert(view, a+1, l.pushMessage(&r, e.Message)), nil
-	}
-	return append(view, l.pushMessage(&r, e.Message)), nil
-}
-
-// msgIndex returns the index in l's messages of the message of the event
-// with the given seq, or -1 when no message event has it: messages are
-// stored in seq order, so a binary search finds it.
-func (l *eventLog) msgIndex(seq int64) int64 {
-	lo, hi := int64(0), l.msgs.len()
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if l.msg(mid).seq < seq {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo < l.msgs.len() && l.msg(lo).seq == seq {
-		return lo
-	}
-	return -1
-}
-
-// entryOf returns the position of entry mi in view, or -1, looking from
-// both ends at once: an anchor near either end (a compaction's first
-// message, the call a patched result follows) is found in the steps it is
-// from that end.
-func entryOf(view []int64, mi int64) int {
-	if mi < 0 {
-		return -1
-	}
-	for i, j := 0, len(view)-1; i <= j; i, j = i+1, j-1 {
-		if view[i] == mi {
-			return i
-		}
-		if view[j] == mi {
-			return j
-		}
-	}
-	return -1
 }

@@ -95,7 +95,7 @@ func (c *Context) document(s *sanitizer) document {
 		d.Log.ParentID, d.Log.ForkSeq = c.log.parent.String(), &c.log.forkSeq
 	}
 	for i := range d.Log.Events {
-		d.Log.Events[i] = s.event(&c.log, int64(i+1))
+		d.Log.Events[i] = s.event(c.log.shared(int64(i + 1)))
 	}
 	// The view's messages are its events' messages, sanitized once.
 	d.Messages = make([]*Message, len(c.view.entries))
@@ -144,7 +144,7 @@ func (c *Context) AppendEventJSON(dst []byte, seq int64) ([]byte, error) {
 		return dst, fmt.Errorf("nous: event %d of a log of %d: %w", seq, c.log.len(), ErrOutOfRange)
 	}
 	s := newSanitizer(c.Redact)
-	e := s.event(&c.log, seq)
+	e := s.event(c.log.shared(seq))
 	c.warnDropped(s, "AppendEventJSON")
 	buf := bytes.NewBuffer(dst)
 	jw := newJSONWriter(buf)

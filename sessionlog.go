@@ -1,7 +1,6 @@
 package nous
 
 import (
-	"fmt"
 	"iter"
 	"time"
 
@@ -73,14 +72,14 @@ func (l *eventLog) msg(mi int64) *logMessage { return l.msgs.at(mi) }
 // event returns the event with the given seq, which must be in the log, as
 // an Event that shares nothing with the log.
 func (l *eventLog) event(seq int64) Event {
-	r := l.rec(seq)
-	e := Event{Seq: seq, Type: r.typ, Data: jsonx.CloneMap(r.data), CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
-	if r.typ.IsSurface() {
-		m := l.msg(r.ref).msg.clone()
+	e := l.shared(seq)
+	e.Data = jsonx.CloneMap(e.Data)
+	if e.Message != nil {
+		m := e.Message.clone()
 		e.Message = &m
 	}
-	if ci, ok := r.call(); ok {
-		tc := l.calls.at(ci).clone()
+	if e.Call != nil {
+		tc := e.Call.clone()
 		e.Call = &tc
 	}
 	return e
@@ -88,7 +87,8 @@ func (l *eventLog) event(seq int64) Event {
 
 // shared returns the event with the given seq, which must be in the log,
 // sharing its message, data and call with the log: for a reader that
-// does not modify them.
+// does not modify them. It is the one way from the log to an [Event];
+// [recordOf] is the one way back.
 func (l *eventLog) shared(seq int64) Event {
 	r := l.rec(seq)
 	e := Event{Seq: seq, Type: r.typ, Data: r.data, CreatedAt: r.at, First: r.first, Last: r.last, After: r.after}
@@ -255,132 +255,4 @@ func (l *eventLog) snapshot() *eventLog {
 	s := *l
 	s.recs, s.msgs, s.calls = l.recs.clip(), l.msgs.clip(), l.calls.clip()
 	return &s
-}
-
-// fold projects the log into the message view: the entries (indices in the
-// log's messages) of the messages that make up the view, in order. It is the one definition of the fold;
-// a live [Context] keeps the same view incrementally, and tests check that the
-// two agree.
-//
-// A message event appends its message, or inserts it right after the entry
-// produced by its After. A replace event puts its message at
-// the position of the entry produced by First and removes every entry from
-// there to the entry produced by Last, by position. Bookkeeping events change
-// nothing. The view is kept as a linked list over seqs while folding, so a
-// log with many replacements folds in time linear in its length.
-func (l *eventLog) fold() ([]int64, error) {
-	n := l.len()
-	next := make([]int64, n+1) // next[0] is the head, prev[0] the tail
-	prev := make([]int64, n+1)
-	alive := make([]bool, n+1)
-	size := 0
-	for seq := int64(1); seq <= n; seq++ {
-		r := l.rec(seq)
-		switch {
-		case r.typ == EventReplace:
-			f, z := r.first, r.last
-			if f < 1 || f >= seq || z < 1 || z >= seq || !alive[f] || !alive[z] {
-				return nil, fmt.Errorf("events[%d]: replace anchors %d..%d are not both in the view: %w", seq-1, f, z, ErrInvalidLog)
-			}
-			removed := 0
-			for at := f; ; at = next[at] {
-				if at == 0 {
-					return nil, fmt.Errorf("events[%d]: replace anchor %d comes before anchor %d in the view: %w", seq-1, z, f, ErrInvalidLog)
-				}
-				alive[at] = false
-				removed++
-				if at == z {
-					break
-				}
-			}
-			before, after := prev[f], next[z]
-			prev[seq], next[seq] = before, after
-			next[before], prev[after] = seq, seq
-			alive[seq] = true
-			size -= removed - 1
-		case r.typ.IsSurface():
-			at := prev[0] // the tail, unless the event says after which entry
-			if r.after != 0 {
-				if at = r.after; !alive[at] {
-					return nil, fmt.Errorf("events[%d]: after %d, which is not in the view: %w", seq-1, at, ErrInvalidLog)
-				}
-			}
-			prev[seq], next[seq] = at, next[at]
-			prev[next[at]], next[at] = seq, seq
-			alive[seq] = true
-			size++
-		}
-	}
-	view := make([]int64, 0, size)
-	for at := next[0]; at != 0; at = next[at] {
-		view = append(view, l.rec(at).ref)
-	}
-	return view, nil
-}
-
-// restoreLog rebuilds a log from events read back from anywhere, checking
-// each one and that they fold, and returns it with its view. The events are
-// copied. Its errors name the place from the events' point of view
-// ("events[3]: ..."); callers say whose events they are.
-//
-// With owned true, the caller gives the events' maps and messages to the log
-// (a decoder that made them), and they are not copied.
-func restoreLog(id, parent uuid.UUID, forkSeq int64, events []Event, owned bool) (eventLog, []int64, error) {
-	l := eventLog{id: id, parent: parent, forkSeq: forkSeq}
-	if forkSeq < 0 || forkSeq > int64(len(events)) || (parent == uuid.Nil && forkSeq != 0) {
-		return eventLog{}, nil, fmt.Errorf("fork_seq %d of a log of %d events: %w", forkSeq, len(events), ErrInvalidLog)
-	}
-	for i := range events {
-		e := &events[i]
-		if want := int64(i + 1); e.Seq != want {
-			return eventLog{}, nil, fmt.Errorf("events[%d]: seq %d, want %d: %w", i, e.Seq, want, ErrInvalidLog)
-		}
-		if err := e.check(); err != nil {
-			return eventLog{}, nil, fmt.Errorf("events[%d]: %w", i, err)
-		}
-		r := record{typ: e.Type, at: e.CreatedAt, data: e.Data, first: e.First, last: e.Last, after: e.After}
-		if !owned {
-			r.data = jsonx.CloneMap(r.data)
-		}
-		if e.Call != nil { // check made sure only a tool_call event has one
-			tc := *e.Call
-			if !owned {
-				tc = tc.clone()
-			}
-			l.pushCall(&r, &tc)
-			continue
-		}
-		if e.Message == nil { // check made sure a surface event has one
-			l.push(&r)
-			continue
-		}
-		m := *e.Message
-		if !owned {
-			m = m.clone()
-		}
-		l.pushMessage(&r, &m)
-	}
-	view, err := l.fold()
-	if err != nil {
-		return eventLog{}, nil, err
-	}
-	return l, view, nil
-}
-
-// Fold returns the message view that events fold into, without any
-// system-prompt overlay: what [Context.Messages] would return for a context
-// whose log holds exactly these events. Stores and tools use it on a log read
-// back from anywhere. The events must have seqs 1, 2, 3, ..., be well formed
-// and fold; otherwise the error wraps [ErrInvalidLog], [ErrUnknownEventType]
-// or [ErrInvalidMessage] and says which event is wrong.
-func Fold(events []Event) ([]Message, error) {
-	l, view, err := restoreLog(uuid.Nil, uuid.Nil, 0, events, false)
-	if err != nil {
-		return nil, fmt.Errorf("nous: fold: %w", err)
-	}
-	out := make([]Message, len(view))
-	for i, mi := range view {
-		out[i] = l.msg(mi).msg // already a copy the caller owns
-	}
-	return out, nil
 }

@@ -43,10 +43,8 @@ func (c *Context) EndStep(s Step) {
 	if s.Error != "" {
 		data[DataError] = s.Error
 	}
-	c.ready()
 	r := record{typ: EventStepEnd, at: now(), data: data}
-	c.log.push(&r)
-	c.observe()
+	c.mustAdd(&r, nil, nil)
 }
 
 // usageFields are the Usage fields as their JSON keys name them, for

@@ -31,13 +31,11 @@ func (c *Context) AddToolCall(call ToolCall) {
 // recordCall appends a tool_call event recording tc, which the log keeps,
 // and tc's copy to ToolCalls.
 func (c *Context) recordCall(tc ToolCall, at time.Time) {
-	c.ready()
 	own := tc.clone()
 	r := record{typ: EventToolCall, at: at}
-	c.log.pushCall(&r, &tc)
 	c.ToolCalls = append(c.ToolCalls, own)
 	c.calls = c.ToolCalls
-	c.observe()
+	c.mustAdd(&r, nil, &tc)
 }
 
 // recordToolCalls makes ToolCalls and the log agree again after a direct

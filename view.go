@@ -84,25 +84,20 @@ func (v *view) own() {
 	}
 }
 
-// push appends entry mi.
-func (v *view) push(mi int64) { v.entries = append(v.entries, mi) }
-
-// replace puts entry mi in place of entries first..last, inclusive.
-func (v *view) replace(first, last int, mi int64) {
-	if v.shared { // one copy, already without the range
-		e := make([]int64, 0, len(v.entries)-(last-first))
-		e = append(append(e, v.entries[:first]...), mi)
-		v.entries, v.shared = append(e, v.entries[last+1:]...), false
-		return
+// put puts entry mi in slot s (see [eventLog.slotOf]). An append writes
+// past the entries, where no other view reads; any other write copies
+// entries shared with another view first, in the same pass.
+func (v *view) put(s slot, mi int64) {
+	switch {
+	case s.n == 0 && s.at == len(v.entries):
+		v.entries = append(v.entries, mi)
+	case v.shared:
+		e := make([]int64, 0, len(v.entries)+1-s.n)
+		e = append(append(e, v.entries[:s.at]...), mi)
+		v.entries, v.shared = append(e, v.entries[s.at+s.n:]...), false
+	default:
+		v.entries = s.fill(v.entries, mi)
 	}
-	v.entries[first] = mi
-	v.entries = slices.Delete(v.entries, first+1, last+1)
-}
-
-// insert puts entries mis at index at of the entries.
-func (v *view) insert(at int, mis ...int64) {
-	v.own()
-	v.entries = slices.Insert(v.entries, at, mis...)
 }
 
 // fork returns a view of the same entries for a clone; both sides then

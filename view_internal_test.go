@@ -18,9 +18,9 @@ func TestViewForkWritesApart(t *testing.T) {
 		want    []int64
 		inPlace bool // the write changes entries the fork can see, so it copies them first
 	}{
-		{"push", func(v *view) { v.push(9) }, []int64{0, 1, 2, 3, 9}, false},
-		{"replace", func(v *view) { v.replace(1, 2, 9) }, []int64{0, 9, 3}, true},
-		{"insert", func(v *view) { v.insert(1, 8, 9) }, []int64{0, 8, 9, 1, 2, 3}, true},
+		{"push", func(v *view) { v.put(slot{at: len(v.entries), ok: true}, 9) }, []int64{0, 1, 2, 3, 9}, false},
+		{"replace", func(v *view) { v.put(slot{at: 1, n: 2, ok: true}, 9) }, []int64{0, 9, 3}, true},
+		{"insert", func(v *view) { v.put(slot{at: 1, ok: true}, 8); v.put(slot{at: 2, ok: true}, 9) }, []int64{0, 8, 9, 1, 2, 3}, true},
 	}
 	for _, tt := range writes {
 		for _, side := range []string{"original", "fork"} {
@@ -36,7 +36,7 @@ func TestViewForkWritesApart(t *testing.T) {
 					t.Fatalf("the %s's write reached the other side: %v", side, other.entries)
 				}
 				inPlaceShared := tt.inPlace && w.shared
-				other.push(7)
+				other.put(slot{at: len(other.entries), ok: true}, 7)
 				if !slices.Equal(w.entries, tt.want) {
 					t.Fatalf("the writer's entries, after an append on the other side: %v, want %v", w.entries, tt.want)
 				}
