@@ -22,10 +22,6 @@ const DanglingToolCallText = "Tool call was interrupted and not executed. Please
 // of a dangling tool call.
 const MetadataSynthesized = "synthesized"
 
-// DataSource is the event Data key under which [WithSource] records where an
-// injected message came from.
-const DataSource = "source"
-
 // Callback receives an event of the run (a delta of streamed text, a tool
 // call, ...) and its payload. Callbacks are runtime-only: never serialized.
 type Callback func(event string, payload any)
@@ -118,12 +114,7 @@ type Context struct {
 	// Apply checks against Deps before use, never state of its own.
 	lists map[string][]any
 
-	synced   syncPoint // the store's head and state as c last saw them
-	batchKey string    // the key of the next batch Save stores; "" for a random one
-	// depsCache keeps the JSON of the deps' values the last save wrote,
-	// to write again those that did not change; nil until a save.
-	depsCache *depsCache
-	warned    *warnedPaths // the paths of dropped values its warnings named
+	persist persistence // what c keeps for writing itself out, and knows of its store
 
 	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
@@ -523,12 +514,9 @@ func (c *Context) Clone() *Context {
 	d.Observer = nil // another log: its owner observes it
 	d.log = c.log.fork()
 	d.view = c.view.fork()
-	d.synced = syncPoint{} // a fork was never saved
-	d.batchKey = ""
-	d.depsCache = nil       // its entries are c's to update
-	d.tokens = tokenCache{} // its own: the counts are appended to
-	d.warned = new(warnedPaths)
-	d.rederive() // d.Deps is a deep copy: no list of c's is in it
+	d.persist = newPersistence() // a fork was never saved
+	d.tokens = tokenCache{}      // its own: the counts are appended to
+	d.rederive()                 // d.Deps is a deep copy: no list of c's is in it
 	return &d
 }
 
@@ -539,4 +527,46 @@ func (c *Context) Clone() *Context {
 func (c *Context) rederive() {
 	c.lists = nil
 	c.refreshLead()
+}
+
+// SetSystemPromptOverlay sets the system-prompt fragment applied when the
+// view is read: appended to the leading system message, or a leading system
+// message of its own when the view starts otherwise. Setting it again
+// replaces it; "" clears it. The overlay is not an event and is never
+// serialized: it is derived from configuration on every run.
+func (c *Context) SetSystemPromptOverlay(text string) {
+	c.view.overlay = text
+	c.refreshLead()
+}
+
+// SystemPromptOverlay returns the overlay set by SetSystemPromptOverlay.
+func (c *Context) SystemPromptOverlay() string { return c.view.overlay }
+
+// refreshLead recomputes how the overlay shows in the view, after the overlay
+// or the first entry of the view changed.
+func (c *Context) refreshLead() { c.view.refreshLead(&c.log, c.StartedAt) }
+
+// EndStep records the end of one model call: s.Usage is added to the
+// context's Usage, as [Context.AddUsage] does, and a step_end event is
+// logged whose Data holds s (under [DataUsage], and [DataProvider],
+// [DataModel] and [DataError] for those that are not ""), after the
+// reply's message when there is one. So the log keeps what each call
+// cost, which a trace of the session reads ([StepOf]); Usage alone holds
+// only the sum. The provider adapters' Send and Stream functions call it;
+// a runtime with a loop of its own calls it in place of AddUsage.
+func (c *Context) EndStep(s Step) {
+	c.AddUsage(s.Usage)
+	data := make(map[string]any, 4)
+	data[DataUsage] = usageData(s.Usage)
+	if s.Provider != "" {
+		data[DataProvider] = s.Provider
+	}
+	if s.Model != "" {
+		data[DataModel] = s.Model
+	}
+	if s.Error != "" {
+		data[DataError] = s.Error
+	}
+	r := record{typ: EventStepEnd, at: now(), data: data}
+	c.mustAdd(&r, nil, nil)
 }

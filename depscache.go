@@ -10,24 +10,6 @@ import (
 	"unicode/utf8"
 )
 
-// depsCache keeps, for each top-level key of the deps a save wrote, a copy
-// of the value as written and its JSON, so that the next save encodes only
-// the keys whose value changed, and of a list that grew only the elements
-// appended: a save's cost follows what changed in the state, not the
-// state's size. It holds values of the JSON types only (maps of string
-// keys, lists, strings, numbers, booleans, nil), which it compares with
-// the deps' values; a value of any other type is encoded at every save.
-type depsCache struct {
-	rule    uintptr // the redaction rule the entries were written by
-	entries map[string]*depsEntry
-}
-
-// depsEntry is a top-level value of the deps as a save wrote it.
-type depsEntry struct {
-	was  any    // a copy of the value written (sanitized)
-	json []byte // its JSON
-}
-
 // savedState returns c's state document, sanitized by s, as stateJSON
 // writes it: its deps written from the cache where they did not change.
 func (c *Context) savedState(s *sanitizer) []byte {
@@ -38,7 +20,7 @@ func (c *Context) savedState(s *sanitizer) []byte {
 	}
 	d := c.stateWithoutDeps(s)
 	var buf bytes.Buffer
-	buf.Grow(len(c.synced.state) + 512) // about the last one's size
+	buf.Grow(len(c.persist.synced.state) + 512) // about the last one's size
 	jw := newJSONWriter(&buf)
 	buf.WriteString(`{"version":`)
 	jw.int(int64(d.Version))
@@ -61,10 +43,10 @@ const minCached = 64
 func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 	keys := slices.Sorted(maps.Keys(c.Deps)) // as encoding/json orders a map's keys
 	rule := reflect.ValueOf(c.Redact).Pointer()
-	if c.depsCache == nil || c.depsCache.rule != rule {
-		c.depsCache = &depsCache{rule: rule, entries: map[string]*depsEntry{}}
+	if c.persist.depsCache == nil || c.persist.depsCache.rule != rule {
+		c.persist.depsCache = &depsCache{rule: rule, entries: map[string]*depsEntry{}}
 	}
-	cache := c.depsCache
+	cache := c.persist.depsCache
 	for k := range cache.entries {
 		if _, ok := c.Deps[k]; !ok {
 			delete(cache.entries, k)

@@ -18,7 +18,7 @@ func TestSavedStateEncodesWhatChanged(t *testing.T) {
 		}
 		c.savedState(newSanitizer(nil))
 	}
-	e := c.depsCache.entries["cities"]
+	e := c.persist.depsCache.entries["cities"]
 	if e == nil || len(e.was.([]any)) != 1000 {
 		t.Fatal("the list is not cached")
 	}

@@ -149,7 +149,7 @@ func TestSavedStateSeesEveryChange(t *testing.T) {
 			c := NewContext()
 			c.Deps["v"] = tc.before
 			first := c.savedState(newSanitizer(nil))
-			if c.depsCache.entries["v"] == nil {
+			if c.persist.depsCache.entries["v"] == nil {
 				t.Fatal("the value is not cached")
 			}
 			c.Deps["v"] = tc.change(c.Deps["v"])

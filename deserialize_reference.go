@@ -42,7 +42,7 @@ var referenceDataKeys = []string{"content", "tool_calls", "tool_call_id", "name"
 
 // deserializeReference reads the reference's version 2 document, warning on
 // logger. Like version 1, it has no log ID: the log gets a new one.
-func deserializeReference(data []byte, logger *slog.Logger) (*Context, error) {
+func deserializeReference(data []byte, logger *slog.Logger) (*restored, error) {
 	raw, w, err := readRaw(data)
 	if err != nil {
 		return nil, err

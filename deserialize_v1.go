@@ -35,7 +35,7 @@ func readRaw(data []byte) (wireRaw, wireInput, error) {
 }
 
 // deserializeV1 reads a version 1 blob, warning on logger.
-func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
+func deserializeV1(data []byte, logger *slog.Logger) (*restored, error) {
 	raw, w, err := readRaw(data) // its "log", unknown to version 1, is ignored like any other key
 	if err != nil {
 		return nil, err
@@ -69,15 +69,15 @@ func deserializeV1(data []byte, logger *slog.Logger) (*Context, error) {
 	return restoreNew(&w, events, "messages: ")
 }
 
-// restoreNew returns the context of w, read by the rules of version 1, with
+// restoreNew returns what a reader made of w, read by the rules of version 1, with
 // a new log holding events: version 1 and the reference's version 2 have no
 // log ID. prefix names the events in errors.
-func restoreNew(w *wireInput, events []Event, prefix string) (*Context, error) {
+func restoreNew(w *wireInput, events []Event, prefix string) (*restored, error) {
 	l, view, err := restoreLog(newLogID(), uuid.Nil, 0, events, true)
 	if err != nil {
 		return nil, fmt.Errorf("nous: deserialize: %s%w", prefix, err)
 	}
-	return restoreContext(w, true, l, view)
+	return newRestored(w, true, l, view)
 }
 
 // message returns the message v holds, at place.

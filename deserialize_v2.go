@@ -21,8 +21,8 @@ type wireLogInput struct {
 	Events   *[]eventJSON      `json:"events"`
 }
 
-// restoreV2 builds the context of a version 2 blob decoded into w.
-func restoreV2(w *wireInput) (*Context, error) {
+// restoreV2 reads the log and the state of a version 2 blob decoded into w.
+func restoreV2(w *wireInput) (*restored, error) {
 	if w.Log == nil {
 		return nil, malformed("log", errors.New("missing"))
 	}
@@ -58,7 +58,7 @@ func restoreV2(w *wireInput) (*Context, error) {
 		return nil, fmt.Errorf("nous: deserialize: log.%w", err)
 	}
 	l.name, l.labels = w.Log.Name, cloneLabels(w.Log.Labels)
-	return restoreContext(w, false, l, view)
+	return newRestored(w, false, l, view)
 }
 
 // parseLogID reads a log ID: a UUID in its canonical 36-character form, not

@@ -191,3 +191,7 @@ func (e *Event) check() error {
 	}
 	return nil
 }
+
+// DataSource is the event Data key under which [WithSource] records where an
+// injected message came from.
+const DataSource = "source"

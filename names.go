@@ -1,7 +1,6 @@
 package nous
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"strings"
@@ -60,20 +59,4 @@ func cloneLabels(labels map[string]string) map[string]string {
 		return nil
 	}
 	return maps.Clone(labels)
-}
-
-// LoadByName loads the log s holds under name ([WithLogName]): [Load] of
-// the ID [Store.Lookup] finds. None is an error wrapping [ErrNotFound]; a
-// new session then starts with NewContext(WithLogName(name), ...), whose
-// first Save fails with [ErrConflict] if another process created the name
-// meanwhile (load it then).
-func LoadByName(ctx context.Context, s Store, name string) (*Context, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
-	}
-	info, err := s.Lookup(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
-	}
-	return Load(ctx, s, info.ID)
 }

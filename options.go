@@ -150,7 +150,7 @@ func NewContext(opts ...Option) *Context {
 		Logger:            o.logger,
 		Redact:            o.redact,
 		log:               eventLog{id: newLogID(), name: o.logName, labels: cloneLabels(o.logLabels)},
-		warned:            new(warnedPaths),
+		persist:           newPersistence(),
 	}
 	if c.Deps == nil {
 		c.Deps = map[string]any{}

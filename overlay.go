@@ -15,23 +15,6 @@ const (
 	leadSynthetic                 // lead is a system message put before view[0]
 )
 
-// SetSystemPromptOverlay sets the system-prompt fragment applied when the
-// view is read: appended to the leading system message, or a leading system
-// message of its own when the view starts otherwise. Setting it again
-// replaces it; "" clears it. The overlay is not an event and is never
-// serialized: it is derived from configuration on every run.
-func (c *Context) SetSystemPromptOverlay(text string) {
-	c.view.overlay = text
-	c.refreshLead()
-}
-
-// SystemPromptOverlay returns the overlay set by SetSystemPromptOverlay.
-func (c *Context) SystemPromptOverlay() string { return c.view.overlay }
-
-// refreshLead recomputes how the overlay shows in the view, after the overlay
-// or the first entry of the view changed.
-func (c *Context) refreshLead() { c.view.refreshLead(&c.log, c.StartedAt) }
-
 // withOverlay returns the system message m with the overlay joined to it,
 // as the view shows its leading system message. m's maps are shared, never
 // written.

@@ -29,13 +29,6 @@ func WithToolResultLimit(tokens int) CompactOption {
 	return func(o *compactConfig) { o.resultLimit = tokens }
 }
 
-// prune is a tool result a plan shortens.
-type prune struct {
-	pos   int      // its position in c.view.entries
-	entry int64    // the log message it is
-	msg   *Message // what it is shortened to, the token cache's: never written
-}
-
 // indexPrunes brings the cut index's account of pruning up to date with
 // the view, for the call's limit: what shortening each tool result over
 // it saves, as prefix sums beside the counts' (cutIndex.saved), and where

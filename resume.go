@@ -68,3 +68,19 @@ func Resume(ctx context.Context, s Store, name string, opts ...Option) (*Context
 	c.MergeDeps(o.deps)
 	return c, true, nil
 }
+
+// LoadByName loads the log s holds under name ([WithLogName]): [Load] of
+// the ID [Store.Lookup] finds. None is an error wrapping [ErrNotFound]; a
+// new session then starts with NewContext(WithLogName(name), ...), whose
+// first Save fails with [ErrConflict] if another process created the name
+// meanwhile (load it then).
+func LoadByName(ctx context.Context, s Store, name string) (*Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
+	}
+	info, err := s.Lookup(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
+	}
+	return Load(ctx, s, info.ID)
+}

@@ -17,35 +17,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// syncPoint is what a context remembers of the store it was last loaded,
-// saved or refreshed with.
-type syncPoint struct {
-	store       Store     // the handle it last used
-	head        int64     // the seq it last saw stored
-	revision    int64     // the revision it last saw stored; 0: never saved
-	incarnation uuid.UUID // the incarnation it last saw stored
-	state       []byte    // the state document it last wrote or read
-	// attempts are the batches sent since whose outcome is unknown: one
-	// of them may have landed.
-	attempts []attempt
-	// keys are the keys of the stored log's batches c knows of, with the
-	// revision each one made.
-	keys map[string]int64
-}
-
-// attempt is a batch a save sent whose outcome it never learnt: its key,
-// the head it would give the log, and the state it held.
-type attempt struct {
-	key   string
-	head  int64
-	state []byte
-}
-
-// maxAttempts bounds the batches a context remembers of the saves that
-// failed since its last save: past it, the newest are kept (the last
-// before the store came back is the one most likely to have landed).
-const maxAttempts = 16
-
 // Save stores what changed in c since it was last loaded, saved or
 // refreshed: the events after that seq (tool calls recorded since
 // included: they are events) and the state (the other plain fields, as
@@ -98,14 +69,14 @@ func (c *Context) Save(ctx context.Context, s Store) error {
 // of a key the log holds already fails with [ErrLanded] and stores
 // nothing. The key is checked by [CheckKey] when Save sends it, and is
 // dropped once a batch with it is stored; "" goes back to random keys.
-func (c *Context) SetBatchKey(key string) { c.batchKey = key }
+func (c *Context) SetBatchKey(key string) { c.persist.batchKey = key }
 
 // HasBatch reports whether the log, as c last loaded, saved or refreshed
 // it, holds a batch with key key ([Context.SetBatchKey]): its turn is
 // stored. A context keeps the keys of its stored log's batches (some
 // hundred bytes each); a clone, which was never saved, has none.
 func (c *Context) HasBatch(key string) bool {
-	_, ok := c.synced.keys[key]
+	_, ok := c.persist.synced.keys[key]
 	return ok && key != ""
 }
 
@@ -116,12 +87,12 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		return fmt.Errorf("nous: save: %w", err)
 	}
 	c.ready()
-	if c.synced.revision == 0 { // a first save: the name and labels are the log's from then on, never changed
+	if c.persist.synced.revision == 0 { // a first save: the name and labels are the log's from then on, never changed
 		if err := CheckName(c.log.name, c.log.labels); err != nil {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
 	}
-	if err := CheckKey(c.batchKey); err != nil {
+	if err := CheckKey(c.persist.batchKey); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	if err := c.recordToolCalls(false); err != nil {
@@ -129,14 +100,14 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	}
 	san := newSanitizer(c.Redact)
 	state := c.savedState(san)
-	head, sp := c.log.len(), &c.synced
+	head, sp := c.log.len(), &c.persist.synced
 	if head == sp.head && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
 		// Only on the handle c last used: another may lack the log; nor
 		// after a batch that may have landed.
 		return nil
 	}
-	if rev, ok := sp.keys[c.batchKey]; ok && c.batchKey != "" {
-		return fmt.Errorf("nous: save log %s: the batch key %q is the stored batch of revision %d's: %w", c.log.id, c.batchKey, rev, ErrLanded)
+	if rev, ok := sp.keys[c.persist.batchKey]; ok && c.persist.batchKey != "" {
+		return fmt.Errorf("nous: save log %s: the batch key %q is the stored batch of revision %d's: %w", c.log.id, c.persist.batchKey, rev, ErrLanded)
 	}
 	events, err := c.encodeEvents(san, sp.head, head)
 	if err != nil {
@@ -148,7 +119,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
 	}
-	key := c.batchKey
+	key := c.persist.batchKey
 	if key == "" {
 		var random [16]byte
 		if _, err := rand.Read(random[:]); err != nil {
@@ -162,8 +133,8 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	err = s.Append(ctx, b)
 	if err == nil {
 		c.markSynced(s, &info, state)
-		c.synced.keys[key] = info.Revision
-		c.batchKey = ""
+		c.persist.synced.keys[key] = info.Revision
+		c.persist.batchKey = ""
 		return nil
 	}
 	if errors.Is(err, ErrConflict) && !retried && len(sp.attempts) > 0 {
@@ -205,11 +176,11 @@ func sameStore(a, b Store) bool {
 // markSynced records that c's store s now holds c's log up to info's head
 // and revision, with state. The keys c knows of stay.
 func (c *Context) markSynced(s Store, info *LogInfo, state []byte) {
-	keys := c.synced.keys
+	keys := c.persist.synced.keys
 	if keys == nil {
 		keys = map[string]int64{}
 	}
-	c.synced = syncPoint{store: s, head: info.Head, revision: info.Revision, incarnation: info.Incarnation, state: state, keys: keys}
+	c.persist.synced = syncPoint{store: s, head: info.Head, revision: info.Revision, incarnation: info.Incarnation, state: state, keys: keys}
 }
 
 // takeLanded looks in st, read from s after the seq c last saw, for the
@@ -221,7 +192,7 @@ func (c *Context) markSynced(s Store, info *LogInfo, state []byte) {
 // events after that seq, as a store keeps them). Then c takes it as saved,
 // the state as the attempt sent it, and takeLanded returns its mark.
 func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (BatchMark, bool) {
-	sp := &c.synced
+	sp := &c.persist.synced
 	if st.Info.Incarnation != sp.incarnation {
 		return BatchMark{}, false
 	}
@@ -241,9 +212,9 @@ func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (Batch
 		}
 		state := sp.attempts[i].state
 		c.markSynced(s, &LogInfo{Head: m.Head, Revision: m.Revision, Incarnation: st.Info.Incarnation}, state)
-		c.synced.keys[m.Key] = m.Revision
-		if m.Key == c.batchKey {
-			c.batchKey = ""
+		c.persist.synced.keys[m.Key] = m.Revision
+		if m.Key == c.persist.batchKey {
+			c.persist.batchKey = ""
 		}
 		return m, true
 	}
@@ -339,12 +310,12 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 		return nil, corrupt(info.ID, "events", err)
 	}
 	l.name, l.labels = info.Name, cloneLabels(info.Labels)
-	c, err := decodeState(&st)
+	state, err := decodeState(&st)
 	if err != nil {
 		return nil, err
 	}
-	c.log, c.view.entries = l, view
-	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
+	c, err := contextOf(&restored{state: state, log: l, view: view})
+	if err != nil {
 		return nil, corrupt(info.ID, "state", err)
 	}
 	c.rederive()
@@ -352,7 +323,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
 	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
-	c.synced.keep(st.Batches)
+	c.persist.synced.keep(st.Batches)
 	return c, nil
 }
 
@@ -384,7 +355,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err := c.recordToolCalls(false); err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
-	sp := &c.synced
+	sp := &c.persist.synced
 	st, err := s.Read(ctx, c.log.id, sp.head)
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
@@ -445,11 +416,11 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	}
 	c.calls = c.ToolCalls
 	c.log, c.view = l, v
-	c.SystemPrompt, c.Deps, c.Usage, c.NeedsResponse = d.SystemPrompt, c.refreshedDeps(d.Deps, mine.Deps), d.Usage, d.NeedsResponse
-	c.Iteration, c.MaxIterations, c.AgentName, c.StartedAt = d.Iteration, d.MaxIterations, d.AgentName, d.StartedAt
+	d.Deps = c.refreshedDeps(d.Deps, mine.Deps)
+	c.setState(&d)
 	c.rederive()
 	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
-	c.synced.keep(st.Batches)
+	c.persist.synced.keep(st.Batches)
 	return nil
 }
 
@@ -527,22 +498,21 @@ func decodeStored(raw []json.RawMessage, first int64, info LogInfo) ([]Event, er
 // decodeShare is the fewest events a goroutine of decodeStored decodes.
 const decodeShare = 512
 
-// decodeState returns a context holding the state document of st; its
-// ToolCalls are those the document holds, which only a state an earlier
-// version stored has.
-func decodeState(st *Stored) (*Context, error) {
+// decodeState returns the state document of st; its ToolCalls are those
+// the document holds, which only a state an earlier version stored has.
+func decodeState(st *Stored) (state, error) {
 	var w wireInput
 	if err := json.Unmarshal(st.State, &w); err != nil {
-		return nil, corrupt(st.Info.ID, "state", err)
+		return state{}, corrupt(st.Info.ID, "state", err)
 	}
 	if v, err := parseVersion(w.Version); err != nil || v != FormatVersion {
-		return nil, corrupt(st.Info.ID, "state", fmt.Errorf("version %.40s, want %d", w.Version, FormatVersion))
+		return state{}, corrupt(st.Info.ID, "state", fmt.Errorf("version %.40s, want %d", w.Version, FormatVersion))
 	}
-	c, err := restoreState(&w, false)
+	d, err := restoreState(&w, false)
 	if err != nil {
-		return nil, corrupt(st.Info.ID, "state", err)
+		return state{}, corrupt(st.Info.ID, "state", err)
 	}
-	return c, nil
+	return d, nil
 }
 
 // corrupt returns the error of stored data of log id that fails its checks

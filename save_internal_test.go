@@ -40,7 +40,7 @@ func TestFailedSavesKeepLittle(t *testing.T) {
 				t.Fatalf("save: %v", err)
 			}
 		}
-		a := c.synced.attempts
+		a := c.persist.synced.attempts
 		if len(a) != maxAttempts {
 			t.Fatalf("events %t: %d batches kept, want %d", events, len(a), maxAttempts)
 		}

@@ -22,31 +22,6 @@ type Step struct {
 	Error string
 }
 
-// EndStep records the end of one model call: s.Usage is added to the
-// context's Usage, as [Context.AddUsage] does, and a step_end event is
-// logged whose Data holds s (under [DataUsage], and [DataProvider],
-// [DataModel] and [DataError] for those that are not ""), after the
-// reply's message when there is one. So the log keeps what each call
-// cost, which a trace of the session reads ([StepOf]); Usage alone holds
-// only the sum. The provider adapters' Send and Stream functions call it;
-// a runtime with a loop of its own calls it in place of AddUsage.
-func (c *Context) EndStep(s Step) {
-	c.AddUsage(s.Usage)
-	data := make(map[string]any, 4)
-	data[DataUsage] = usageData(s.Usage)
-	if s.Provider != "" {
-		data[DataProvider] = s.Provider
-	}
-	if s.Model != "" {
-		data[DataModel] = s.Model
-	}
-	if s.Error != "" {
-		data[DataError] = s.Error
-	}
-	r := record{typ: EventStepEnd, at: now(), data: data}
-	c.mustAdd(&r, nil, nil)
-}
-
 // usageFields are the Usage fields as their JSON keys name them, for
 // writing and reading a step's usage without a JSON round trip. The
 // breakdowns (omitzero in Usage's encoding) are written only when not 0.

@@ -121,3 +121,33 @@ func (t *tokenCache) count(tc TokenCounter, mi int64, m *Message) int {
 	}
 	return k
 }
+
+// cutIndex is where a compaction may cut the view, and what the view costs
+// up to each place: for the view as of the last plan, the prefix sums of
+// its counts and the places where a cut would separate a call from its
+// result, or signed thinking from its calls. It lives in the [tokenCache]
+// (its sums are one counter's), and follows the view by appends: a plan
+// indexes the messages added since the last one; a view that changed
+// otherwise (a replacement, an insertion) is indexed again, its counts
+// from the cache.
+type cutIndex struct {
+	entries   []int64          // the view (c.view.entries) the rest describes
+	pre       []int64          // pre[i]: the counts of entries[:i]
+	straddled []bool           // straddled[i]: a cut at i separates a call in entries[:i] from a result in entries[i:], or signed thinking from its calls
+	open      map[string][]int // the positions of the calls of each ID no result answered yet
+	last      map[string]int   // the position of the last call of each ID
+	signedRun int              // 1 + the position of the first signed thinking in the run of assistant messages without calls going on; 0: none
+
+	// Pruning's account of the view, for one tool-result limit (see
+	// [compaction.indexPrunes]); limit 0: none kept.
+	limit  int     // the limit it is for
+	saved  []int64 // saved[i]: the tokens shortening the tool results of entries[:i] over the limit saves
+	pruned []prune // the tool results it shortens, by position
+}
+
+// prune is a tool result a plan shortens.
+type prune struct {
+	pos   int      // its position in c.view.entries
+	entry int64    // the log message it is
+	msg   *Message // what it is shortened to, the token cache's: never written
+}

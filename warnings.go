@@ -14,15 +14,15 @@ func (c *Context) warnDropped(s *sanitizer, op string) {
 	if len(s.secrets) == 0 && len(s.dropped) == 0 {
 		return
 	}
-	if c.warned == nil { // the zero Context
-		c.warned = new(warnedPaths)
+	if c.persist.warned == nil { // the zero Context
+		c.persist.warned = new(warnedPaths)
 	}
 	var attrs []any
 	for _, kind := range []struct {
 		name  string
 		paths []string
 	}{{"secrets", s.secrets}, {"unencodable", s.dropped}} {
-		if paths := c.warned.fresh(kind.paths); len(paths) > 0 {
+		if paths := c.persist.warned.fresh(kind.paths); len(paths) > 0 {
 			slices.Sort(paths)
 			attrs = append(attrs, kind.name, paths)
 		}

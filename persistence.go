@@ -1,0 +1,68 @@
+package nous
+
+import "github.com/google/uuid"
+
+// persistence is what a context keeps for writing itself out: what it
+// knows of the store it was last loaded, saved or refreshed with, what its
+// saves keep to write the next one at the cost of what changed, and the
+// paths its warnings named. It is one value, so that a context that
+// forks (Clone) or is made anew starts it over in one assignment; its
+// logic is in save.go, depscache.go and warnings.go.
+type persistence struct {
+	synced   syncPoint // the store's head and state as the context last saw them
+	batchKey string    // the key of the next batch Save stores; "" for a random one
+	// depsCache keeps the JSON of the deps' values the last save wrote,
+	// to write again those that did not change; nil until a save.
+	depsCache *depsCache
+	warned    *warnedPaths // the paths of dropped values its warnings named
+}
+
+// newPersistence returns the persistence of a context never saved.
+func newPersistence() persistence { return persistence{warned: new(warnedPaths)} }
+
+// syncPoint is what a context remembers of the store it was last loaded,
+// saved or refreshed with.
+type syncPoint struct {
+	store       Store     // the handle it last used
+	head        int64     // the seq it last saw stored
+	revision    int64     // the revision it last saw stored; 0: never saved
+	incarnation uuid.UUID // the incarnation it last saw stored
+	state       []byte    // the state document it last wrote or read
+	// attempts are the batches sent since whose outcome is unknown: one
+	// of them may have landed.
+	attempts []attempt
+	// keys are the keys of the stored log's batches c knows of, with the
+	// revision each one made.
+	keys map[string]int64
+}
+
+// attempt is a batch a save sent whose outcome it never learnt: its key,
+// the head it would give the log, and the state it held.
+type attempt struct {
+	key   string
+	head  int64
+	state []byte
+}
+
+// maxAttempts bounds the batches a context remembers of the saves that
+// failed since its last save: past it, the newest are kept (the last
+// before the store came back is the one most likely to have landed).
+const maxAttempts = 16
+
+// depsCache keeps, for each top-level key of the deps a save wrote, a copy
+// of the value as written and its JSON, so that the next save encodes only
+// the keys whose value changed, and of a list that grew only the elements
+// appended: a save's cost follows what changed in the state, not the
+// state's size. It holds values of the JSON types only (maps of string
+// keys, lists, strings, numbers, booleans, nil), which it compares with
+// the deps' values; a value of any other type is encoded at every save.
+type depsCache struct {
+	rule    uintptr // the redaction rule the entries were written by
+	entries map[string]*depsEntry
+}
+
+// depsEntry is a top-level value of the deps as a save wrote it.
+type depsEntry struct {
+	was  any    // a copy of the value written (sanitized)
+	json []byte // its JSON
+}
