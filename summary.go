@@ -1,6 +1,7 @@
 package nous
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -78,4 +79,60 @@ func argumentsText(args []byte) string {
 		return "{}"
 	}
 	return string(args)
+}
+
+// Summarizer writes the message that replaces a compacted range.
+//
+// The summary's role matters to the providers: a user message
+// ([SummaryMessage] makes one) is sent as it is by every adapter, and is the
+// role to prefer. A system summary at the head of the view joins the
+// system instruction (Anthropic, Gemini), after the overlay, and the view
+// then goes on with the assistant's turn, which those adapters send after a
+// user message "Continue."; an assistant summary is sent so too. Each
+// provider module offers a summarizer built on its SDK client
+// (NewSummarizer; NewChatSummarizer and NewResponsesSummarizer for
+// OpenAI's two APIs), which writes a user summary and reports its usage.
+type Summarizer interface {
+	// Summarize returns the summary of dropped, its own copy of the range
+	// the compaction replaces. It may take long and run on any goroutine:
+	// [Context.Compact] calls it without holding anything.
+	Summarize(ctx context.Context, dropped []Message) (Message, error)
+}
+
+// SummarizerFunc is a function that is a [Summarizer].
+type SummarizerFunc func(ctx context.Context, dropped []Message) (Message, error)
+
+// Summarize implements [Summarizer].
+func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Message, error) {
+	return f(ctx, dropped)
+}
+
+// UsageSummarizer is a [Summarizer] whose summary is a model call it
+// accounts for. [Context.Compact] calls SummarizeUsage in place of
+// Summarize and adds the usage it returns to the context's Usage, on the
+// caller's goroutine once it returns, whether the summary is applied or
+// not: the call was billed, also when it failed or its summary is refused;
+// a summary applied has its call logged as a step_end after its replace
+// event. A summarizer never touches the context itself (when planning and
+// applying are apart, it runs on another goroutine): it returns what it
+// cost, and a runtime that calls it itself adds that with
+// [Context.AddUsage], or with [Context.EndStep] after applying it. The
+// provider modules' summarizers are UsageSummarizers.
+type UsageSummarizer interface {
+	Summarizer
+	SummarizeUsage(ctx context.Context, dropped []Message) (Message, Usage, error)
+}
+
+// UsageSummarizerFunc is a function that is a [UsageSummarizer].
+type UsageSummarizerFunc func(ctx context.Context, dropped []Message) (Message, Usage, error)
+
+// Summarize implements [Summarizer]: the summary without its usage.
+func (f UsageSummarizerFunc) Summarize(ctx context.Context, dropped []Message) (Message, error) {
+	m, _, err := f(ctx, dropped)
+	return m, err
+}
+
+// SummarizeUsage implements [UsageSummarizer].
+func (f UsageSummarizerFunc) SummarizeUsage(ctx context.Context, dropped []Message) (Message, Usage, error) {
+	return f(ctx, dropped)
 }
