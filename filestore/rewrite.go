@@ -32,18 +32,15 @@ var (
 // as does a log too large for one frame. The new file is locked before it
 // takes the log's name, so that no process writes it until the rename is
 // durable. unlock releases the old file's lock.
+//
+// Its steps: rewriteDue decides; the events are read from the old file
+// and the new one encoded; writeAside writes it fsynced beside the old;
+// takeOver locks it (or lets go of the old file's handles); the rename
+// puts it in place, and the directory's fsync makes that durable;
+// rewritten makes e hold the new file.
 func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, unlock func()) (done bool, err error) {
-	lf := &e.file
-	whole := frame{info: lf.info, key: f.key, state: f.state}
-	whole.info.Head, whole.info.Revision, whole.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
-	payload := payloadSize(&whole, version) + lf.marked + lf.events // its size with the marks and the events, without walking them
-	for _, ev := range f.events {
-		payload += 4 + int64(len(ev))
-	}
-	size := int64(len(magic)+frameHeader) + payload
-	appended := lf.good + frameHeader + payloadSize(f, lf.version)
-	due := appended > rewriteMin && appended*rewriteRatio[1] > size*rewriteRatio[0]
-	if !due && lf.version == version || payload > maxPayload {
+	whole, due := rewriteDue(&e.file, f)
+	if !due {
 		return false, nil
 	}
 	path := s.path(id)
@@ -51,53 +48,28 @@ func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, u
 	if err != nil {
 		return false, nil
 	}
-	events, err := lf.eventsAfter(r, 0)
+	events, err := e.file.eventsAfter(r, 0)
 	r.Close()
 	if err != nil {
 		return true, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	whole.marks, whole.events = lf.marks, append(events, f.events...)
+	whole.marks, whole.events = e.file.marks, append(events, f.events...)
 	content := appendFrame([]byte(magic), &whole, version)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
 		return true, err
 	}
-	tmp := tmpName(path)
-	if err := s.writeFile(tmp, content); err != nil {
-		os.Remove(tmp)
-		return false, nil
-	}
-	made, err := os.Open(tmp) // the new file, to pin the entry with
+	// From here until the rename, a failure leaves the log's file as it
+	// was, and the save to an append.
+	tmp, made, fi, err := s.writeAside(path, content)
 	if err != nil {
-		os.Remove(tmp)
 		return false, nil
 	}
-	fi, err := made.Stat()
+	hold, made, err := takeOver(ctx, tmp, made, e, unlock)
 	if err != nil {
-		made.Close()
-		os.Remove(tmp)
 		return false, nil
 	}
-	if shared {
-		// The new file's lock, taken before it has the log's name.
-		hold, err := os.Open(tmp)
-		if err == nil {
-			if err = lockFile(ctx, hold); err != nil {
-				hold.Close()
-			}
-		}
-		if err != nil {
-			made.Close()
-			os.Remove(tmp)
-			return false, nil
-		}
-		defer hold.Close()
-	} else {
-		// Where no other process shares the directory: no handle of the
-		// old file open as it is replaced.
-		made.Close()
-		made = nil
-		unlock()
-		e.repin(nil)
+	if hold != nil {
+		defer hold.Close() // the new file's lock, let go once its name is durable
 	}
 	e.close()
 	if err := s.fs.rename(tmp, path); err != nil {
@@ -111,21 +83,105 @@ func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, u
 	if err := s.syncDir(); err != nil {
 		// The new file is in place, but its name may not survive a
 		// crash: the log is poisoned until the store is opened again.
-		e.poisoned = fmt.Errorf("filestore: log %s: %w", id, err)
-		s.forget(id, e)
-		return true, e.poisoned
+		err = fmt.Errorf("filestore: log %s: %w", id, err)
+		s.poison(id, e, err)
+		return true, err
 	}
+	return true, s.rewritten(id, e, &whole, int64(len(content)), fi)
+}
+
+// rewriteDue returns the frame that rewrites log file lf with its next
+// frame f, but for its marks and events (which rewrite gathers only once
+// it is due), and whether the rewrite is due: when the file would grow
+// past rewriteMin and rewriteRatio, or is of an earlier version, and the
+// new frame fits in one. The new frame's size is counted without walking
+// the marks and the events.
+func rewriteDue(lf *logFile, f *frame) (whole frame, due bool) {
+	whole = frame{info: lf.info, key: f.key, state: f.state}
+	whole.info.Head, whole.info.Revision, whole.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
+	payload := payloadSize(&whole, version) + lf.marked + lf.events // its size with the marks and the events, without walking them
+	for _, ev := range f.events {
+		payload += 4 + int64(len(ev))
+	}
+	size := int64(len(magic)+frameHeader) + payload
+	appended := lf.good + frameHeader + payloadSize(f, lf.version)
+	due = appended > rewriteMin && appended*rewriteRatio[1] > size*rewriteRatio[0]
+	if !due && lf.version == version || payload > maxPayload {
+		return whole, false
+	}
+	return whole, true
+}
+
+// writeAside writes content, fsynced, to a temporary file beside path, and
+// returns its name, the file open for reading (to pin the log's entry
+// with) and its info. On error it leaves no temporary file.
+func (s *Store) writeAside(path string, content []byte) (tmp string, made *os.File, fi os.FileInfo, err error) {
+	tmp = tmpName(path)
+	if err := s.writeFile(tmp, content); err != nil {
+		os.Remove(tmp)
+		return "", nil, nil, err
+	}
+	made, err = os.Open(tmp) // the new file, to pin the entry with
+	if err != nil {
+		os.Remove(tmp)
+		return "", nil, nil, err
+	}
+	fi, err = made.Stat()
+	if err != nil {
+		made.Close()
+		os.Remove(tmp)
+		return "", nil, nil, err
+	}
+	return tmp, made, fi, nil
+}
+
+// takeOver readies the temporary file tmp, open as made, to take the name
+// of the file of the log of entry e. Where processes share the directory,
+// it takes tmp's lock before tmp has the log's name, so that no process
+// writes the new file until the rename is durable, and returns hold, the
+// file holding that lock, which the caller closes once done; made is
+// returned as it was. Elsewhere it closes every handle of the old file
+// (unlock releases its lock; its pin goes) and made too, which it returns
+// nil. On error it closes made and removes tmp: the old file is as it was.
+func takeOver(ctx context.Context, tmp string, made *os.File, e *entry, unlock func()) (hold, pin *os.File, err error) {
+	if !shared {
+		// Where no other process shares the directory: no handle of the
+		// old file open as it is replaced.
+		made.Close()
+		unlock()
+		e.repin(nil)
+		return nil, nil, nil
+	}
+	// The new file's lock, taken before it has the log's name.
+	hold, err = os.Open(tmp)
+	if err == nil {
+		if err = lockFile(ctx, hold); err != nil {
+			hold.Close()
+		}
+	}
+	if err != nil {
+		made.Close()
+		os.Remove(tmp)
+		return nil, nil, err
+	}
+	return hold, made, nil
+}
+
+// rewritten makes e, the entry of log id, hold the file just renamed into
+// place, of info fi and size bytes: the one frame whole, its state a copy.
+// It wakes the log's watchers. s.mu is held.
+func (s *Store) rewritten(id uuid.UUID, e *entry, whole *frame, size int64, fi os.FileInfo) error {
 	nf := logFile{version: version, good: int64(len(magic))}
-	stored := whole
-	stored.state = bytes.Clone(f.state)
+	stored := *whole
+	stored.state = bytes.Clone(whole.state)
 	if err := nf.add(&stored, nf.good); err != nil {
-		e.poisoned = fmt.Errorf("filestore: log %s: %w", id, err) // checked by checkMarks as read: never
-		s.forget(id, e)
-		return true, e.poisoned
+		err = fmt.Errorf("filestore: log %s: %w", id, err) // checked by checkMarks as read: never
+		s.poison(id, e, err)
+		return err
 	}
-	nf.good = int64(len(content))
+	nf.good = size
 	e.file, e.stat, e.seen = nf, fi, nf.good
 	s.used(id)
 	s.notify(id)
-	return true, nil
+	return nil
 }

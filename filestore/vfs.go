@@ -1,6 +1,11 @@
 package filestore
 
-import "os"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+)
 
 // file is a file the store writes a log through: an *os.File, or in tests
 // one that remembers what was written and what was synced, or fails.
@@ -37,3 +42,30 @@ func (osFS) rename(from, to string) error { return os.Rename(from, to) }
 func (osFS) link(from, to string) error { return os.Link(from, to) }
 
 func (osFS) syncDir(dir string) error { return syncDirectory(dir) }
+
+// syncDir fsyncs the store's directory through s.fs, so that the names
+// made or removed in it survive a crash; nothing under [WithoutSync].
+func (s *Store) syncDir() error {
+	if s.opts.noSync {
+		return nil
+	}
+	return s.fs.syncDir(s.dir)
+}
+
+// syncDirectory fsyncs directory dir, so that the names made or removed
+// in it survive a crash. Windows cannot fsync a directory opened for
+// reading, as os.Open opens it, and NTFS journals a rename itself.
+func syncDirectory(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("filestore: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("filestore: fsync %s: %w", dir, err)
+	}
+	return nil
+}
