@@ -96,7 +96,7 @@ func readLayers(t *testing.T, path string) map[string]int {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	row := regexp.MustCompile("^\\| (\\d+) [^|]*\\|([^|]*)\\|")
+	row := regexp.MustCompile(`^\| (\d+) [^|]*\|([^|]*)\|`)
 	name := regexp.MustCompile("`([^`]+\\.go)`")
 	layers := map[string]int{}
 	in := false

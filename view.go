@@ -77,13 +77,6 @@ func (v *view) all(l *eventLog) iter.Seq2[int, Message] {
 	}
 }
 
-// own makes the entries the view's alone, copying them if they are shared.
-func (v *view) own() {
-	if v.shared {
-		v.entries, v.shared = slices.Clone(v.entries), false
-	}
-}
-
 // put puts entry mi in slot s (see [eventLog.slotOf]). An append writes
 // past the entries, where no other view reads; any other write copies
 // entries shared with another view first, in the same pass.
