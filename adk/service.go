@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"google.golang.org/adk/v2/platform"
 	"google.golang.org/adk/v2/session"
 
@@ -348,17 +349,9 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	if int64(e.c.Log().Len()) != head {
 		return fmt.Errorf("nousadk: append event %q to %s: it was read at event %d, the log is at %d: %w", event.ID, k, head, e.c.Log().Len(), ErrStaleSession)
 	}
-	copied := *event
-	if event.Actions.StateDelta != nil {
-		copied.Actions.StateDelta = s.kept(stored)
-	}
-	b, err := json.Marshal(&copied)
+	b, back, err := s.encoded(k, event, stored)
 	if err != nil {
-		return fmt.Errorf("nousadk: append event %q to %s: encode: %w", event.ID, k, err)
-	}
-	var back session.Event
-	if err := json.Unmarshal(b, &back); err != nil {
-		return fmt.Errorf("nousadk: append event %q to %s: its JSON does not read back: %w", event.ID, k, err)
+		return err
 	}
 	c := e.c
 	c.SetBatchKey(batch)
@@ -367,30 +360,64 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	}
 	c.MergeDeps(own)
 	if err := c.Save(ctx, s.store); err != nil {
-		e.reset() // the context holds what the store may not: read it again
-		switch {
-		case errors.Is(err, nous.ErrLanded):
-			// Another append of the event, whose reply was lost, was
-			// stored since the log was read.
-			if err := s.bring(ctx, k, e); err != nil {
-				return fmt.Errorf("nousadk: append event %q to %s: it is stored already, and the session does not read: %w", event.ID, k, err)
-			}
-			return s.landed(ctx, k, e, as, event, app, user)
-		case errors.Is(err, nous.ErrConflict):
-			return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
-		case errors.Is(err, nous.ErrNotFound):
-			// The log sess was read from is gone: deleted, or deleted and
-			// made again, which sess has never seen.
-			if info, lerr := s.store.Lookup(ctx, k.name()); lerr == nil && info.ID != log {
-				return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, info.ID, ErrStaleSession)
-			}
-		}
-		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
+		return s.saveFailed(ctx, k, e, as, event, log, app, user, err)
 	}
-	e.events = append(e.events, &back)
+	e.events = append(e.events, back)
 	e.decoded = int64(c.Log().Len())
 	as.applied(event, int64(c.Log().Len()))
 	return s.sharedDeltas(ctx, k, event, app, user)
+}
+
+// encoded returns the copy of event the session's log stores, in JSON and
+// as that JSON reads back (the event the service holds once it is saved).
+// The copy's state delta is stored, the event's without its "temp:" keys,
+// less the keys the redaction rule names; a nil delta stays nil. event is
+// not changed, and nothing is stored; the error of an event JSON cannot
+// encode, or whose JSON does not read back, says which of the two it is.
+func (s *SessionService) encoded(k key, event *session.Event, stored map[string]any) ([]byte, *session.Event, error) {
+	copied := *event
+	if event.Actions.StateDelta != nil {
+		copied.Actions.StateDelta = s.kept(stored)
+	}
+	b, err := json.Marshal(&copied)
+	if err != nil {
+		return nil, nil, fmt.Errorf("nousadk: append event %q to %s: encode: %w", event.ID, k, err)
+	}
+	var back session.Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		return nil, nil, fmt.Errorf("nousadk: append event %q to %s: its JSON does not read back: %w", event.ID, k, err)
+	}
+	return b, &back, nil
+}
+
+// saveFailed ends the append of event to sess, read from log, when the
+// save of the session's context failed with err. It drops what e holds,
+// which the store may not, so the next use reads the session again. An
+// append of the event whose reply was lost, stored since the log was
+// read (err wraps [nous.ErrLanded]), ends as [SessionService.landed] ends
+// it; another writer's append (a conflict) and a log deleted and made
+// again since sess was read are errors wrapping [ErrStaleSession]; any
+// other failure is err, with the event and the session named.
+func (s *SessionService) saveFailed(ctx context.Context, k key, e *entry, as *adkSession, event *session.Event, log uuid.UUID, app, user map[string]any, err error) error {
+	e.reset() // the context holds what the store may not: read it again
+	switch {
+	case errors.Is(err, nous.ErrLanded):
+		// Another append of the event, whose reply was lost, was
+		// stored since the log was read.
+		if err := s.bring(ctx, k, e); err != nil {
+			return fmt.Errorf("nousadk: append event %q to %s: it is stored already, and the session does not read: %w", event.ID, k, err)
+		}
+		return s.landed(ctx, k, e, as, event, app, user)
+	case errors.Is(err, nous.ErrConflict):
+		return fmt.Errorf("nousadk: append event %q to %s: %w: %w", event.ID, k, ErrStaleSession, err)
+	case errors.Is(err, nous.ErrNotFound):
+		// The log sess was read from is gone: deleted, or deleted and
+		// made again, which sess has never seen.
+		if info, lerr := s.store.Lookup(ctx, k.name()); lerr == nil && info.ID != log {
+			return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, info.ID, ErrStaleSession)
+		}
+	}
+	return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
 }
 
 // landed ends the append of event to sess when the session's log, as e
