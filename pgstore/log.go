@@ -60,41 +60,47 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 	if err := s.usable(ctx); err != nil {
 		return err
 	}
+	sql, args, err := appendStatement(&b)
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, &b, sql, args)
+}
+
+// appendStatement checks b and returns the statement that stores it,
+// appendFirst for a log's first batch and appendNext for any other, with
+// its arguments. It sends nothing: an error, of a batch no store may
+// hold (a nil ID or incarnation, a head that is not After plus its
+// events, a revision below 1, a first batch after a seq, a bad name,
+// labels, event or key), means nothing was sent.
+func appendStatement(b *nous.Batch) (string, []any, error) {
 	id := b.Info.ID
 	switch {
 	case id == uuid.Nil || b.Info.Incarnation == uuid.Nil:
-		return errors.New("pgstore: a batch of the nil log ID or incarnation")
+		return "", nil, errors.New("pgstore: a batch of the nil log ID or incarnation")
 	case b.Info.Head != b.After+int64(len(b.Events)):
-		return fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
+		return "", nil, fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	case b.Info.Revision < 1:
-		return fmt.Errorf("pgstore: log %s: revision %d", id, b.Info.Revision)
+		return "", nil, fmt.Errorf("pgstore: log %s: revision %d", id, b.Info.Revision)
 	case b.Info.Revision == 1 && b.After != 0:
-		return fmt.Errorf("pgstore: log %s: a first batch after seq %d", id, b.After)
+		return "", nil, fmt.Errorf("pgstore: log %s: a first batch after seq %d", id, b.After)
 	}
 	var labels []byte
 	if b.Info.Revision == 1 {
 		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
-			return fmt.Errorf("pgstore: log %s: %w", id, err)
+			return "", nil, fmt.Errorf("pgstore: log %s: %w", id, err)
 		}
 		var err error
 		if labels, err = labelsJSON(b.Info.Labels); err != nil {
-			return fmt.Errorf("pgstore: log %s: %w", id, err)
+			return "", nil, fmt.Errorf("pgstore: log %s: %w", id, err)
 		}
 	}
-	types := make([]string, len(b.Events))
-	times := make([]time.Time, len(b.Events))
-	for i, e := range b.Events {
-		var head struct {
-			Type      string    `json:"type"`
-			CreatedAt time.Time `json:"created_at"`
-		}
-		if err := json.Unmarshal(e, &head); err != nil {
-			return fmt.Errorf("pgstore: log %s: event %d: %w", id, b.After+1+int64(i), err)
-		}
-		types[i], times[i] = head.Type, head.CreatedAt
+	types, times, err := eventHeads(b)
+	if err != nil {
+		return "", nil, err
 	}
 	if err := nous.CheckKey(b.Key); err != nil {
-		return fmt.Errorf("pgstore: log %s: %w", id, err)
+		return "", nil, fmt.Errorf("pgstore: log %s: %w", id, err)
 	}
 	// The IDs as pgtype.UUID and the bodies as a FlatArray, which pgx
 	// encodes directly: a uuid.UUID goes through its driver.Valuer (a
@@ -106,6 +112,39 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		sql = appendFirst
 		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt, b.Info.Name, string(labels))
 	}
+	return sql, args, nil
+}
+
+// eventHeads returns the type and the creation time of each of b's
+// events, the columns nous_events holds beside the body, in the events'
+// order. An event that is not a JSON object of them is an error naming
+// its seq.
+func eventHeads(b *nous.Batch) ([]string, []time.Time, error) {
+	types := make([]string, len(b.Events))
+	times := make([]time.Time, len(b.Events))
+	for i, e := range b.Events {
+		var head struct {
+			Type      string    `json:"type"`
+			CreatedAt time.Time `json:"created_at"`
+		}
+		if err := json.Unmarshal(e, &head); err != nil {
+			return nil, nil, fmt.Errorf("pgstore: log %s: event %d: %w", b.Info.ID, b.After+1+int64(i), err)
+		}
+		types[i], times[i] = head.Type, head.CreatedAt
+	}
+	return types, times, nil
+}
+
+// send runs sql, the statement that stores b, with args, and notifies
+// the log's watchers when it commits. It sends the statement again, on
+// another connection, when nothing was sent (at most resends times), and
+// runs it again after a serialization failure while the log is still as
+// b expects (at most serializationRetries times, waiting longer each
+// time); any other failure is returned, as the error of a log not as b
+// expects ([nous.ErrConflict], [nous.ErrNotFound]), of a key the log
+// holds ([nous.ErrLanded]), or of the server.
+func (s *Store) send(ctx context.Context, b *nous.Batch, sql string, args []any) error {
+	id := b.Info.ID
 	for try, resent := 0, 0; ; {
 		var one int
 		err := s.pool.QueryRow(ctx, sql, args...).Scan(&one)
@@ -114,9 +153,9 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			s.notes.add(s, id)
 			return nil
 		case errors.Is(err, pgx.ErrNoRows): // no row matched the guard
-			return s.refusal(ctx, &b, nil)
+			return s.refusal(ctx, b, nil)
 		case nameTaken(err):
-			return s.nameConflict(ctx, &b)
+			return s.nameConflict(ctx, b)
 		case keyTaken(err):
 			return fmt.Errorf("pgstore: log %s: a batch with key %q is stored already: %w", id, b.Key, nous.ErrLanded)
 		case pgconn.SafeToRetry(err) && resent < resends && s.usable(ctx) == nil:
@@ -132,7 +171,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 		// may refuse the statement though no writer of this log got in the
 		// way (its predicate locks cover pages other logs share): when the
 		// log is still as the batch expects, the statement runs again.
-		if rerr := s.refusal(ctx, &b, err); rerr != nil || try == serializationRetries {
+		if rerr := s.refusal(ctx, b, err); rerr != nil || try == serializationRetries {
 			if rerr == nil {
 				rerr = fmt.Errorf("pgstore: log %s: save after seq %d: the server refused it %d times: %w", id, b.After, try+1, err)
 			}

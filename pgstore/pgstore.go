@@ -237,85 +237,119 @@ WHERE l.tool_calls > 0 AND (length(l.state) < 3
 // advisory lock so that processes opening at once do not race, and checks
 // its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	// A schema already there is only read: a role without the right to
-	// create tables can open it. The tables are those of the first schema
-	// of the search_path, as CREATE TABLE makes them, not of a later one
-	// (another store's).
-	var exists bool
-	if err := pool.QueryRow(ctx, `SELECT to_regclass(quote_ident(current_schema()) || '.nous_schema') IS NOT NULL`).Scan(&exists); err != nil {
-		return fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
-	}
-	if exists {
-		var version int
-		err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM nous_schema`).Scan(&version)
-		switch {
-		case err != nil:
-			return fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
-		case version == SchemaVersion:
-			return nil
-		case version > SchemaVersion:
-			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
-		}
+	if current, err := schemaCurrent(ctx, pool); err != nil || current {
+		return err
 	}
 	// READ COMMITTED whatever the database's default: each statement after
 	// the lock sees what the opener that held it committed.
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('nous-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, schema); err != nil {
-			return err
-		}
-		var version int
-		err := tx.QueryRow(ctx, `SELECT max(version) FROM nous_schema HAVING count(*) > 0`).Scan(&version)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows): // a new schema
-			if _, err := tx.Exec(ctx, addNames+addKeys); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
-			return err
-		case err != nil:
-			return err
-		case version < 1 || version > SchemaVersion:
-			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
-		}
-		if version == 1 {
-			var bad int
-			var first *string
-			if err := tx.QueryRow(ctx, checkV1).Scan(&bad, &first); err != nil {
-				return err
-			}
-			if bad > 0 {
-				return fmt.Errorf("%w: the database has version 1, and %d of its logs cannot be brought to version 2 (log %s the first): "+
-					"they count tool calls that nous_tool_calls does not all hold, or their state is not a JSON object; "+
-					"nothing was changed: repair or delete those logs, then open again", ErrSchema, bad, *first)
-			}
-			if _, err := tx.Exec(ctx, migrateV1); err != nil {
-				return err
-			}
-			version = 2
-		}
-		if version == 2 {
-			if _, err := tx.Exec(ctx, addNames); err != nil {
-				return err
-			}
-			version = 3
-		}
-		if version == 3 {
-			if _, err := tx.Exec(ctx, addKeys); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `UPDATE nous_schema SET version = 4`)
-			return err
-		}
-		return nil
+		return migrateLocked(ctx, tx)
 	})
 	switch {
 	case errors.Is(err, ErrSchema):
 		return err
 	case err != nil:
 		return fmt.Errorf("pgstore: create the schema: %w", ctxErr(ctx, err))
+	}
+	return nil
+}
+
+// schemaCurrent reports whether the database holds the schema at this
+// package's version, reading it only: it changes nothing, takes no lock,
+// and needs no right to create tables. A schema absent or of an earlier
+// version is false, for migrate to create or bring up to date; one of a
+// later version is an error wrapping [ErrSchema].
+func schemaCurrent(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	// A schema already there is only read: a role without the right to
+	// create tables can open it. The tables are those of the first schema
+	// of the search_path, as CREATE TABLE makes them, not of a later one
+	// (another store's).
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass(quote_ident(current_schema()) || '.nous_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return false, fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
+	}
+	if !exists {
+		return false, nil
+	}
+	var version int
+	err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM nous_schema`).Scan(&version)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("pgstore: read the schema: %w", ctxErr(ctx, err))
+	case version == SchemaVersion:
+		return true, nil
+	case version > SchemaVersion:
+		return false, fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
+	}
+	return false, nil
+}
+
+// migrateLocked takes the advisory lock of the schema for the rest of
+// tx, then creates the schema's tables when they are absent and brings
+// them to this version: a new schema gets every table and index at once
+// and this version's row, one of an earlier version is upgraded. The
+// schema's version is read under the lock, so another opener's work is
+// seen and not done again. A version this package does not know is an
+// error wrapping [ErrSchema]; on any error tx is rolled back by its
+// caller, and nothing is changed.
+func migrateLocked(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('nous-go/pgstore ' || coalesce(current_schema(), '')))`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, schema); err != nil {
+		return err
+	}
+	var version int
+	err := tx.QueryRow(ctx, `SELECT max(version) FROM nous_schema HAVING count(*) > 0`).Scan(&version)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // a new schema
+		if _, err := tx.Exec(ctx, addNames+addKeys); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
+		return err
+	case err != nil:
+		return err
+	case version < 1 || version > SchemaVersion:
+		return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, version, SchemaVersion)
+	}
+	return upgrade(ctx, tx, version)
+}
+
+// upgrade brings a schema of version (1 to SchemaVersion) to this one in
+// tx, one version at a time, and records the new version; at this
+// version it does nothing. A version 1 schema with logs that version 2
+// cannot carry is an error wrapping [ErrSchema] that names the first of
+// them, and changes nothing.
+func upgrade(ctx context.Context, tx pgx.Tx, version int) error {
+	if version == 1 {
+		var bad int
+		var first *string
+		if err := tx.QueryRow(ctx, checkV1).Scan(&bad, &first); err != nil {
+			return err
+		}
+		if bad > 0 {
+			return fmt.Errorf("%w: the database has version 1, and %d of its logs cannot be brought to version 2 (log %s the first): "+
+				"they count tool calls that nous_tool_calls does not all hold, or their state is not a JSON object; "+
+				"nothing was changed: repair or delete those logs, then open again", ErrSchema, bad, *first)
+		}
+		if _, err := tx.Exec(ctx, migrateV1); err != nil {
+			return err
+		}
+		version = 2
+	}
+	if version == 2 {
+		if _, err := tx.Exec(ctx, addNames); err != nil {
+			return err
+		}
+		version = 3
+	}
+	if version == 3 {
+		if _, err := tx.Exec(ctx, addKeys); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE nous_schema SET version = 4`)
+		return err
 	}
 	return nil
 }
