@@ -91,85 +91,129 @@ func (s *MessageStream) Add(e anthropic.MessageStreamEventUnion) error {
 	if !s.started && e.Type != "message_start" {
 		return fmt.Errorf("anthropic: a %s event before message_start: %w", e.Type, ErrEventOutOfPlace)
 	}
+	var err error
 	switch e.Type {
 	case "message_start":
-		if s.started {
-			return fmt.Errorf("anthropic: a second message_start: %w", ErrEventOutOfPlace)
-		}
-		if err := s.msg.Accumulate(e); err != nil {
-			return err
-		}
-		s.started = true
-		for i := range s.msg.Content { // the API starts with none; blocks given here give no delta
-			s.blocks = append(s.blocks, s.newBlock(s.msg.Content[i].Type))
-		}
+		err = s.startMessage(e)
 	case "content_block_start":
-		if e.Index != int64(len(s.blocks)) {
-			return fmt.Errorf("anthropic: content block %d started after %d blocks: %w", e.Index, len(s.blocks), ErrEventOutOfPlace)
-		}
-		if err := s.msg.Accumulate(e); err != nil {
-			s.msg.Content = s.msg.Content[:len(s.blocks)] // the block the SDK could not read
-			return fmt.Errorf("anthropic: content block %d: %w: %w", e.Index, ErrEventOutOfPlace, err)
-		}
-		cb := &s.msg.Content[e.Index]
-		sb := s.newBlock(cb.Type)
-		s.blocks = append(s.blocks, sb)
-		switch {
-		case cb.Type == "tool_use" && (cb.ID != "" || cb.Name != ""):
-			s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: sb.index, ToolCallID: cb.ID, ToolName: cb.Name})
-		case cb.Type == "text" && cb.Text != "":
-			s.emit(nous.Delta{Kind: nous.DeltaText, Index: sb.index, Text: cb.Text})
-		case cb.Type == "thinking" && cb.Thinking != "":
-			s.emit(nous.Delta{Kind: nous.DeltaThinking, Index: sb.index, Text: cb.Thinking})
-		}
+		err = s.startBlock(e)
 	case "content_block_delta":
-		sb, err := s.open(e)
-		if err != nil {
-			return err
-		}
-		cb := &s.msg.Content[e.Index]
-		if !fits(cb.Type, e.Delta.Type) {
-			return fmt.Errorf("anthropic: a %s for content block %d, a %s block: %w", e.Delta.Type, e.Index, cb.Type, ErrEventOutOfPlace)
-		}
-		if err := s.msg.Accumulate(e); err != nil {
-			return fmt.Errorf("anthropic: content block %d: %w: %w", e.Index, ErrEventOutOfPlace, err)
-		}
-		switch {
-		case e.Delta.Type == "text_delta" && e.Delta.Text != "":
-			s.emit(nous.Delta{Kind: nous.DeltaText, Index: sb.index, Text: e.Delta.Text})
-		case e.Delta.Type == "thinking_delta" && e.Delta.Thinking != "":
-			s.emit(nous.Delta{Kind: nous.DeltaThinking, Index: sb.index, Text: e.Delta.Thinking})
-		case e.Delta.Type == "input_json_delta" && e.Delta.PartialJSON != "" && sb.kind == nous.DeltaToolCall:
-			s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: sb.index, Text: e.Delta.PartialJSON, ToolCallID: cb.ID, ToolName: cb.Name})
-		}
+		err = s.blockDelta(e)
 	case "content_block_stop":
-		sb, err := s.open(e)
-		if err != nil {
-			return err
-		}
-		compactInput(&s.msg.Content[e.Index])
-		if err := s.msg.Accumulate(e); err != nil {
-			return err
-		}
-		sb.stopped = true
+		err = s.stopBlock(e)
 	case "message_delta":
-		if err := s.msg.Accumulate(e); err != nil {
-			return err
-		}
+		err = s.msg.Accumulate(e)
 	case "message_stop":
-		for i := range s.blocks {
-			if !s.blocks[i].stopped {
-				compactInput(&s.msg.Content[i])
-			}
-		}
-		if err := s.msg.Accumulate(e); err != nil {
-			return err
-		}
-		s.ended = true
+		err = s.stopMessage(e)
 	default:
 		return nil // an event the SDK does not know either
 	}
+	if err != nil {
+		return err
+	}
 	s.events++
+	return nil
+}
+
+// startMessage reads message_start, the first event of the stream: a
+// second one is an error wrapping [ErrEventOutOfPlace]. The blocks the
+// message starts with (the API sends none) are counted, and give no
+// delta.
+func (s *MessageStream) startMessage(e anthropic.MessageStreamEventUnion) error {
+	if s.started {
+		return fmt.Errorf("anthropic: a second message_start: %w", ErrEventOutOfPlace)
+	}
+	if err := s.msg.Accumulate(e); err != nil {
+		return err
+	}
+	s.started = true
+	for i := range s.msg.Content { // the API starts with none; blocks given here give no delta
+		s.blocks = append(s.blocks, s.newBlock(s.msg.Content[i].Type))
+	}
+	return nil
+}
+
+// startBlock reads content_block_start, which must start the block after
+// the last: it adds the block, and gives the delta of what the block
+// starts with (a tool call's ID and name, text or thinking), if any. A
+// block out of turn, or one the SDK cannot read, is an error wrapping
+// [ErrEventOutOfPlace], and leaves the blocks as they were.
+func (s *MessageStream) startBlock(e anthropic.MessageStreamEventUnion) error {
+	if e.Index != int64(len(s.blocks)) {
+		return fmt.Errorf("anthropic: content block %d started after %d blocks: %w", e.Index, len(s.blocks), ErrEventOutOfPlace)
+	}
+	if err := s.msg.Accumulate(e); err != nil {
+		s.msg.Content = s.msg.Content[:len(s.blocks)] // the block the SDK could not read
+		return fmt.Errorf("anthropic: content block %d: %w: %w", e.Index, ErrEventOutOfPlace, err)
+	}
+	cb := &s.msg.Content[e.Index]
+	sb := s.newBlock(cb.Type)
+	s.blocks = append(s.blocks, sb)
+	switch {
+	case cb.Type == "tool_use" && (cb.ID != "" || cb.Name != ""):
+		s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: sb.index, ToolCallID: cb.ID, ToolName: cb.Name})
+	case cb.Type == "text" && cb.Text != "":
+		s.emit(nous.Delta{Kind: nous.DeltaText, Index: sb.index, Text: cb.Text})
+	case cb.Type == "thinking" && cb.Thinking != "":
+		s.emit(nous.Delta{Kind: nous.DeltaThinking, Index: sb.index, Text: cb.Thinking})
+	}
+	return nil
+}
+
+// blockDelta reads content_block_delta, which must be for an open block
+// and of a kind its block takes (else an error wrapping
+// [ErrEventOutOfPlace], and nothing changes), and gives its delta: text,
+// thinking, or a piece of a tool call's input, when it has any.
+func (s *MessageStream) blockDelta(e anthropic.MessageStreamEventUnion) error {
+	sb, err := s.open(e)
+	if err != nil {
+		return err
+	}
+	cb := &s.msg.Content[e.Index]
+	if !fits(cb.Type, e.Delta.Type) {
+		return fmt.Errorf("anthropic: a %s for content block %d, a %s block: %w", e.Delta.Type, e.Index, cb.Type, ErrEventOutOfPlace)
+	}
+	if err := s.msg.Accumulate(e); err != nil {
+		return fmt.Errorf("anthropic: content block %d: %w: %w", e.Index, ErrEventOutOfPlace, err)
+	}
+	switch {
+	case e.Delta.Type == "text_delta" && e.Delta.Text != "":
+		s.emit(nous.Delta{Kind: nous.DeltaText, Index: sb.index, Text: e.Delta.Text})
+	case e.Delta.Type == "thinking_delta" && e.Delta.Thinking != "":
+		s.emit(nous.Delta{Kind: nous.DeltaThinking, Index: sb.index, Text: e.Delta.Thinking})
+	case e.Delta.Type == "input_json_delta" && e.Delta.PartialJSON != "" && sb.kind == nous.DeltaToolCall:
+		s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: sb.index, Text: e.Delta.PartialJSON, ToolCallID: cb.ID, ToolName: cb.Name})
+	}
+	return nil
+}
+
+// stopBlock reads content_block_stop, which must be for an open block:
+// the block's tool input, if any, is compacted, and the block is stopped.
+func (s *MessageStream) stopBlock(e anthropic.MessageStreamEventUnion) error {
+	sb, err := s.open(e)
+	if err != nil {
+		return err
+	}
+	compactInput(&s.msg.Content[e.Index])
+	if err := s.msg.Accumulate(e); err != nil {
+		return err
+	}
+	sb.stopped = true
+	return nil
+}
+
+// stopMessage reads message_stop, which ends the stream: the tool input
+// of each block not stopped is compacted, as its stop would have done.
+func (s *MessageStream) stopMessage(e anthropic.MessageStreamEventUnion) error {
+	for i := range s.blocks {
+		if !s.blocks[i].stopped {
+			compactInput(&s.msg.Content[i])
+		}
+	}
+	if err := s.msg.Accumulate(e); err != nil {
+		return err
+	}
+	s.ended = true
 	return nil
 }
 
