@@ -95,14 +95,7 @@ func (s *ResponsesStream) Add(e responses.ResponseStreamEventUnion) error {
 		s.failed = fmt.Errorf("openai: the stream's error event: %s: %s: %w", e.Code, e.Message, ErrFailed)
 		return s.failed
 	case "response.output_item.added":
-		it := s.item(e.OutputIndex, kindOf(e.Item.Type))
-		if it.kind == kindCall {
-			it.callID, it.name = e.Item.CallID, e.Item.Name
-			args := e.Item.Arguments.OfString + e.Item.Input
-			if it.name != "" || args != "" {
-				s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: it.index, Text: args, ToolCallID: it.callID, ToolName: it.name})
-			}
-		}
+		s.itemAdded(e)
 	case "response.output_text.delta", "response.refusal.delta":
 		it := s.item(e.OutputIndex, kindText)
 		it.part(&it.text, e.ContentIndex).WriteString(e.Delta)
@@ -117,16 +110,7 @@ func (s *ResponsesStream) Add(e responses.ResponseStreamEventUnion) error {
 		b.WriteString(e.Text + e.Refusal)
 		it.refusal = it.refusal || e.Type == "response.refusal.done"
 	case "response.reasoning_summary_text.delta":
-		it := s.item(e.OutputIndex, kindThinking)
-		b := it.part(&it.summary, e.SummaryIndex)
-		text := e.Delta
-		if b.Len() == 0 && text != "" && len(it.summary) > 1 && e.SummaryIndex > 0 {
-			text = "\n\n" + text // the parts are joined so in the message
-		}
-		b.WriteString(e.Delta)
-		if text != "" {
-			s.emit(nous.Delta{Kind: nous.DeltaThinking, Index: it.index, Text: text})
-		}
+		s.summaryDelta(e)
 	case "response.reasoning_summary_text.done":
 		it := s.item(e.OutputIndex, kindThinking)
 		b := it.part(&it.summary, e.SummaryIndex)
@@ -143,22 +127,63 @@ func (s *ResponsesStream) Add(e responses.ResponseStreamEventUnion) error {
 			s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: it.index, Text: e.Delta, ToolCallID: it.callID, ToolName: it.name})
 		}
 	case "response.output_item.done":
-		it := s.item(e.OutputIndex, kindOf(e.Item.Type))
-		switch it.kind {
-		case kindText:
-			it.text = nil
-			for k, c := range e.Item.Content {
-				it.part(&it.text, int64(k)).WriteString(c.Text + c.Refusal)
-				it.refusal = it.refusal || c.Type == "refusal"
-			}
-		case kindThinking:
-			it.summary = nil
-			for k, p := range e.Item.Summary {
-				it.part(&it.summary, int64(k)).WriteString(p.Text)
-			}
-		}
+		s.itemDone(e)
 	}
 	return nil
+}
+
+// itemAdded reads response.output_item.added: it opens the item at the
+// event's output index, and a function or custom tool call's item keeps
+// the call's ID and name and gives the call's first delta, which names
+// it, with the arguments or input the item came with (when it has a name
+// or arguments).
+func (s *ResponsesStream) itemAdded(e responses.ResponseStreamEventUnion) {
+	it := s.item(e.OutputIndex, kindOf(e.Item.Type))
+	if it.kind == kindCall {
+		it.callID, it.name = e.Item.CallID, e.Item.Name
+		args := e.Item.Arguments.OfString + e.Item.Input
+		if it.name != "" || args != "" {
+			s.emit(nous.Delta{Kind: nous.DeltaToolCall, Index: it.index, Text: args, ToolCallID: it.callID, ToolName: it.name})
+		}
+	}
+}
+
+// summaryDelta reads response.reasoning_summary_text.delta: it adds the
+// delta to its summary part, and gives it as a thinking delta, the first
+// text of a part after the first led by "\n\n", as the message joins the
+// parts. An empty delta gives none.
+func (s *ResponsesStream) summaryDelta(e responses.ResponseStreamEventUnion) {
+	it := s.item(e.OutputIndex, kindThinking)
+	b := it.part(&it.summary, e.SummaryIndex)
+	text := e.Delta
+	if b.Len() == 0 && text != "" && len(it.summary) > 1 && e.SummaryIndex > 0 {
+		text = "\n\n" + text // the parts are joined so in the message
+	}
+	b.WriteString(e.Delta)
+	if text != "" {
+		s.emit(nous.Delta{Kind: nous.DeltaThinking, Index: it.index, Text: text})
+	}
+}
+
+// itemDone reads response.output_item.done, whose item is whole: a
+// message's text parts, and a reasoning item's summary parts, are
+// replaced with the item's, whatever the deltas made of them. It gives
+// no delta.
+func (s *ResponsesStream) itemDone(e responses.ResponseStreamEventUnion) {
+	it := s.item(e.OutputIndex, kindOf(e.Item.Type))
+	switch it.kind {
+	case kindText:
+		it.text = nil
+		for k, c := range e.Item.Content {
+			it.part(&it.text, int64(k)).WriteString(c.Text + c.Refusal)
+			it.refusal = it.refusal || c.Type == "refusal"
+		}
+	case kindThinking:
+		it.summary = nil
+		for k, p := range e.Item.Summary {
+			it.part(&it.summary, int64(k)).WriteString(p.Text)
+		}
+	}
 }
 
 // kindOf returns the kind of an output item's type.
