@@ -19,6 +19,12 @@ type anthropicBlock struct {
 	Input     json.RawMessage `json:"input"`
 }
 
+// anthropicMessage is a message of a Messages API request.
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content []anthropicBlock `json:"content"`
+}
+
 var anthropicID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // CheckAnthropic checks a Messages API request: non-blank system blocks;
@@ -37,10 +43,7 @@ func CheckAnthropic(body []byte) string {
 		Thinking struct {
 			Type string `json:"type"`
 		} `json:"thinking"`
-		Messages []struct {
-			Role    string           `json:"role"`
-			Content []anthropicBlock `json:"content"`
-		} `json:"messages"`
+		Messages []anthropicMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return err.Error()
@@ -63,43 +66,9 @@ func CheckAnthropic(body []byte) string {
 		if i > 0 && m.Role == req.Messages[i-1].Role && m.Role != "system" { // system messages in place may follow one another
 			return fmt.Sprintf("messages %d and %d are both %s messages", i-1, i, m.Role)
 		}
-		var results, calls []string
-		others := false
-		for k, b := range m.Content {
-			switch b.Type {
-			case "text":
-				if strings.TrimSpace(b.Text) == "" {
-					return fmt.Sprintf("message %d: a blank text block", i)
-				}
-				others = true
-			case "tool_result":
-				if m.Role != "user" || others {
-					return fmt.Sprintf("message %d: a tool_result block that does not open a user message", i)
-				}
-				results = append(results, b.ToolUseID)
-			case "tool_use":
-				if m.Role != "assistant" {
-					return fmt.Sprintf("message %d: a tool_use block in a %s message", i, m.Role)
-				}
-				if ids[b.ID] || !anthropicID.MatchString(b.ID) {
-					return fmt.Sprintf("message %d: tool_use ID %q used twice or not of the API's form", i, b.ID)
-				}
-				ids[b.ID] = true
-				if b.Name == "" {
-					return fmt.Sprintf("message %d: tool_use %s without a name", i, b.ID)
-				}
-				if !isObject(b.Input) {
-					return fmt.Sprintf("message %d: tool_use %s has input %s, not an object", i, b.ID, b.Input)
-				}
-				calls = append(calls, b.ID)
-				others = true
-			case "thinking", "redacted_thinking":
-				if m.Role != "assistant" || k > 0 && m.Content[k-1].Type != "thinking" && m.Content[k-1].Type != "redacted_thinking" {
-					return fmt.Sprintf("message %d: thinking that is not first in an assistant message", i)
-				}
-			default:
-				others = true
-			}
+		results, calls, problem := checkAnthropicBlocks(i, m, ids)
+		if problem != "" {
+			return problem
 		}
 		if (len(open) > 0 || len(results) > 0) && !SameSet(open, results) {
 			return fmt.Sprintf("message %d: tool_use blocks %v answered by %v", i, open, results)
@@ -112,7 +81,67 @@ func CheckAnthropic(body []byte) string {
 	if len(open) > 0 {
 		return "tool_use blocks left unanswered"
 	}
-	last := req.Messages[len(req.Messages)-1]
+	return checkAnthropicEnd(req.Messages, req.Thinking.Type, lastAssistant)
+}
+
+// checkAnthropicBlocks checks the blocks of message i, m, and returns the
+// IDs of its tool_result blocks and of its tool_use blocks, in their
+// order, or the first rule a block breaks: a blank text; a tool_result
+// that does not open a user message; a tool_use outside an assistant
+// message, of an ID that ids holds or not of the API's form, without a
+// name or with an input that is not an object; thinking not first in an
+// assistant message. It adds the IDs of m's tool_use blocks to ids, the
+// IDs of the messages before m.
+func checkAnthropicBlocks(i int, m anthropicMessage, ids map[string]bool) (results, calls []string, problem string) {
+	others := false
+	for k, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if strings.TrimSpace(b.Text) == "" {
+				return nil, nil, fmt.Sprintf("message %d: a blank text block", i)
+			}
+			others = true
+		case "tool_result":
+			if m.Role != "user" || others {
+				return nil, nil, fmt.Sprintf("message %d: a tool_result block that does not open a user message", i)
+			}
+			results = append(results, b.ToolUseID)
+		case "tool_use":
+			if m.Role != "assistant" {
+				return nil, nil, fmt.Sprintf("message %d: a tool_use block in a %s message", i, m.Role)
+			}
+			if ids[b.ID] || !anthropicID.MatchString(b.ID) {
+				return nil, nil, fmt.Sprintf("message %d: tool_use ID %q used twice or not of the API's form", i, b.ID)
+			}
+			ids[b.ID] = true
+			if b.Name == "" {
+				return nil, nil, fmt.Sprintf("message %d: tool_use %s without a name", i, b.ID)
+			}
+			if !isObject(b.Input) {
+				return nil, nil, fmt.Sprintf("message %d: tool_use %s has input %s, not an object", i, b.ID, b.Input)
+			}
+			calls = append(calls, b.ID)
+			others = true
+		case "thinking", "redacted_thinking":
+			if m.Role != "assistant" || k > 0 && m.Content[k-1].Type != "thinking" && m.Content[k-1].Type != "redacted_thinking" {
+				return nil, nil, fmt.Sprintf("message %d: thinking that is not first in an assistant message", i)
+			}
+		default:
+			others = true
+		}
+	}
+	return results, calls, ""
+}
+
+// checkAnthropicEnd checks the end of msgs, a request's messages (at
+// least one, none without content), whose thinking has the type thinking
+// and whose last assistant message is lastAssistant (-1 for none): no
+// final assistant message but one the API paused (a server tool's), and
+// none that ends in white space; with thinking on, a tool loop's final
+// assistant message opens with thinking. It returns the first rule they
+// break, "" for none.
+func checkAnthropicEnd(msgs []anthropicMessage, thinking string, lastAssistant int) string {
+	last := msgs[len(msgs)-1]
 	if last.Role == "assistant" {
 		paused := false
 		for _, b := range last.Content {
@@ -124,8 +153,8 @@ func CheckAnthropic(body []byte) string {
 	}
 	// Thinking may be on when it is enabled or adaptive, or left out
 	// (recent models think by default); "disabled" and "between_tools" are off.
-	if req.Thinking.Type != "disabled" && req.Thinking.Type != "between_tools" && lastAssistant >= 0 && last.Content[0].Type == "tool_result" {
-		if t := req.Messages[lastAssistant].Content[0].Type; t != "thinking" && t != "redacted_thinking" {
+	if thinking != "disabled" && thinking != "between_tools" && lastAssistant >= 0 && last.Content[0].Type == "tool_result" {
+		if t := msgs[lastAssistant].Content[0].Type; t != "thinking" && t != "redacted_thinking" {
 			return fmt.Sprintf("thinking is on and the tool loop's final assistant message %d opens with %s", lastAssistant, t)
 		}
 	}
@@ -294,6 +323,12 @@ type geminiPart struct {
 	FileData   json.RawMessage `json:"fileData"`
 }
 
+// geminiContent is a content of a GenerateContent request.
+type geminiContent struct {
+	Role  string       `json:"role"`
+	Parts []geminiPart `json:"parts"`
+}
+
 // CheckGemini returns the check of a GenerateContent request, as the JSON
 // of {"contents": ..., "systemInstruction": ...}: contents that begin with
 // a user content; no empty content, no blank text; a model content with
@@ -306,10 +341,7 @@ type geminiPart struct {
 func CheckGemini(given func(id string) bool) func(body []byte) string {
 	return func(body []byte) string {
 		var req struct {
-			Contents []struct {
-				Role  string       `json:"role"`
-				Parts []geminiPart `json:"parts"`
-			} `json:"contents"`
+			Contents []geminiContent `json:"contents"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
 			return err.Error()
@@ -323,39 +355,12 @@ func CheckGemini(given func(id string) bool) func(body []byte) string {
 			if len(c.Parts) == 0 {
 				return fmt.Sprintf("content %d has no parts", i)
 			}
-			var calls, answers []geminiPart
-			userText := false
-			for _, p := range c.Parts {
-				switch {
-				case p.FunctionCall != nil:
-					if c.Role != "model" {
-						return fmt.Sprintf("content %d: a functionCall in a %s content", i, c.Role)
-					}
-					if p.FunctionCall.Name == "" {
-						return fmt.Sprintf("content %d: a functionCall without a name", i)
-					}
-					if p.FunctionCall.ID != "" && !given(p.FunctionCall.ID) {
-						return fmt.Sprintf("content %d: functionCall ID %q, which the API did not give", i, p.FunctionCall.ID)
-					}
-					calls = append(calls, p)
-				case p.FunctionResponse != nil:
-					answers = append(answers, p)
-				case p.InlineData == nil && p.FileData == nil && strings.TrimSpace(p.Text) == "" && p.ThoughtSignature == "":
-					return fmt.Sprintf("content %d: a blank text part", i)
-				case c.Role == "user" && !p.Thought:
-					userText = true
-				}
+			calls, answers, userText, problem := checkGeminiParts(i, c, given)
+			if problem != "" {
+				return problem
 			}
-			if len(open) > 0 || len(answers) > 0 {
-				if len(open) != len(answers) {
-					return fmt.Sprintf("content %d: %d calls answered by %d functionResponse parts", i, len(open), len(answers))
-				}
-				for k, a := range answers {
-					call := open[k].FunctionCall
-					if a.FunctionResponse.Name != call.Name || a.FunctionResponse.ID != call.ID {
-						return fmt.Sprintf("content %d: response %d (%s %q) answers call %s %q", i, k, a.FunctionResponse.Name, a.FunctionResponse.ID, call.Name, call.ID)
-					}
-				}
+			if problem := checkGeminiAnswers(i, open, answers); problem != "" {
+				return problem
 			}
 			if len(calls) > 0 && (i == 0 || req.Contents[i-1].Role != "user") {
 				return fmt.Sprintf("content %d: function calls that do not follow a user content", i)
@@ -371,18 +376,78 @@ func CheckGemini(given func(id string) bool) func(body []byte) string {
 		if req.Contents[len(req.Contents)-1].Role != "user" {
 			return "the contents end with a model content"
 		}
-		for i := turn; i < len(req.Contents); i++ {
-			for _, p := range req.Contents[i].Parts {
-				if p.FunctionCall != nil {
-					if p.ThoughtSignature == "" {
-						return fmt.Sprintf("content %d, in the current turn: its first functionCall has no thought signature", i)
-					}
-					break
-				}
+		return checkGeminiSignatures(req.Contents, turn)
+	}
+}
+
+// checkGeminiParts checks the parts of content i, c, and returns its
+// functionCall parts and its functionResponse parts, in their order, and
+// whether it is a user content with text (not a thought), or the first
+// rule a part breaks: a functionCall outside a model content, without a
+// name, or with an ID the API did not give (given says); a blank text
+// part.
+func checkGeminiParts(i int, c geminiContent, given func(id string) bool) (calls, answers []geminiPart, userText bool, problem string) {
+	for _, p := range c.Parts {
+		switch {
+		case p.FunctionCall != nil:
+			if c.Role != "model" {
+				return nil, nil, false, fmt.Sprintf("content %d: a functionCall in a %s content", i, c.Role)
 			}
+			if p.FunctionCall.Name == "" {
+				return nil, nil, false, fmt.Sprintf("content %d: a functionCall without a name", i)
+			}
+			if p.FunctionCall.ID != "" && !given(p.FunctionCall.ID) {
+				return nil, nil, false, fmt.Sprintf("content %d: functionCall ID %q, which the API did not give", i, p.FunctionCall.ID)
+			}
+			calls = append(calls, p)
+		case p.FunctionResponse != nil:
+			answers = append(answers, p)
+		case p.InlineData == nil && p.FileData == nil && strings.TrimSpace(p.Text) == "" && p.ThoughtSignature == "":
+			return nil, nil, false, fmt.Sprintf("content %d: a blank text part", i)
+		case c.Role == "user" && !p.Thought:
+			userText = true
 		}
+	}
+	return calls, answers, userText, ""
+}
+
+// checkGeminiAnswers checks answers, the functionResponse parts of
+// content i, against open, the calls of the content before it: one per
+// call, in the calls' order, each of its call's name and ID. It returns
+// the first rule they break, "" for none (and when there are neither
+// calls nor answers).
+func checkGeminiAnswers(i int, open, answers []geminiPart) string {
+	if len(open) == 0 && len(answers) == 0 {
 		return ""
 	}
+	if len(open) != len(answers) {
+		return fmt.Sprintf("content %d: %d calls answered by %d functionResponse parts", i, len(open), len(answers))
+	}
+	for k, a := range answers {
+		call := open[k].FunctionCall
+		if a.FunctionResponse.Name != call.Name || a.FunctionResponse.ID != call.ID {
+			return fmt.Sprintf("content %d: response %d (%s %q) answers call %s %q", i, k, a.FunctionResponse.Name, a.FunctionResponse.ID, call.Name, call.ID)
+		}
+	}
+	return ""
+}
+
+// checkGeminiSignatures checks the current turn of contents, the contents
+// from turn on: the first functionCall of each of them has a thought
+// signature. It returns the first content whose call has none, as the
+// rule it breaks, "" for none.
+func checkGeminiSignatures(contents []geminiContent, turn int) string {
+	for i := turn; i < len(contents); i++ {
+		for _, p := range contents[i].Parts {
+			if p.FunctionCall != nil {
+				if p.ThoughtSignature == "" {
+					return fmt.Sprintf("content %d, in the current turn: its first functionCall has no thought signature", i)
+				}
+				break
+			}
+		}
+	}
+	return ""
 }
 
 func isObject(raw json.RawMessage) bool {
