@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/nous-go/nous"
 )
 
@@ -254,112 +256,161 @@ func testBackendKeys(t *testing.T, s nous.Store) {
 // adds one to, is the number of turns.
 func testLostRepliesRandom(t *testing.T, handles []nous.Store) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewSource(7))
 	first := conversation(t, 1)
 	first.SetBatchKey("seed")
 	must(t, first.Save(ctx, handles[0]))
-	id := first.Log().ID()
-	type writer struct {
-		c       *nous.Context
-		s       nous.Store
-		pending []string // its turns not yet known stored, in order
-	}
-	writers := make([]*writer, 3)
-	for i := range writers {
+	r := &lostReplies{t: t, ctx: ctx, rng: rand.New(rand.NewSource(7)), id: first.Log().ID()}
+	r.writers = make([]*replyWriter, 3)
+	for i := range r.writers {
 		h := handles[i%len(handles)]
-		writers[i] = &writer{c: load(t, h, id), s: h}
-	}
-	var done []string
-	var save func(w *writer, depth int)
-	save = func(w *writer, depth int) {
-		s := &committing{Store: w.s}
-		switch rng.Intn(5) {
-		case 0:
-			s.armed = true // lands, the reply lost
-		case 1:
-			s.armed = true
-			if depth == 0 {
-				o := writers[rng.Intn(len(writers))]
-				if o != w {
-					s.meanwhile = func() { // another writer's turn lands first
-						o.pending = append(o.pending, fmt.Sprintf("t%d", len(done)))
-						done = append(done, o.pending[len(o.pending)-1])
-						turn(t, o.c, o.pending[len(o.pending)-1])
-						o.c.SetBatchKey(o.pending[len(o.pending)-1])
-						save(o, depth+1)
-					}
-				}
-			}
-		}
-		err := w.c.Save(ctx, s)
-		if err == nil {
-			w.pending = w.pending[:0]
-			return
-		}
-		if errors.Is(err, errLostAck) && rng.Intn(2) == 0 {
-			return // left for later: the next turn's save, or a refresh, finds it
-		}
-		for errors.Is(err, errLostAck) {
-			err = w.c.Save(ctx, w.s)
-		}
-		if err == nil {
-			w.pending = w.pending[:0]
-			return
-		}
-		if !errors.Is(err, nous.ErrConflict) {
-			t.Fatalf("save: %v", err)
-		}
-		if err := w.c.Refresh(ctx, w.s); err == nil {
-			w.pending = w.pending[:0]
-			return
-		} else if !errors.Is(err, nous.ErrConflict) {
-			t.Fatalf("refresh: %v", err)
-		}
-		c := load(t, w.s, id)
-		var redo []string
-		for _, k := range w.pending {
-			if !c.HasBatch(k) {
-				redo = append(redo, k)
-			}
-		}
-		w.c, w.pending = c, nil
-		for _, k := range redo {
-			turn(t, w.c, k)
-			w.c.SetBatchKey(k)
-			w.pending = append(w.pending, k)
-			save(w, depth+1)
-		}
+		r.writers[i] = &replyWriter{c: load(t, h, r.id), s: h}
 	}
 	for range 60 {
-		w := writers[rng.Intn(len(writers))]
-		if len(w.pending) == 0 && rng.Intn(4) == 0 {
+		w := r.writers[r.rng.Intn(len(r.writers))]
+		if len(w.pending) == 0 && r.rng.Intn(4) == 0 {
 			if err := w.c.Refresh(ctx, w.s); err != nil && !errors.Is(err, nous.ErrConflict) {
 				t.Fatalf("refresh: %v", err)
 			}
 		}
-		k := fmt.Sprintf("t%d", len(done))
-		done = append(done, k)
-		turn(t, w.c, k)
-		w.c.SetBatchKey(k)
-		w.pending = append(w.pending, k)
-		save(w, 0)
+		r.newTurn(w)
+		r.save(w, 0)
 	}
-	for _, w := range writers { // the turns left pending: saved, or redone
+	for _, w := range r.writers { // the turns left pending: saved, or redone
 		for len(w.pending) > 0 {
-			save(w, 1)
+			r.save(w, 1)
 		}
 	}
-	got := load(t, handles[0], id)
+	r.check(handles[0])
+}
+
+// lostReplies is a run of testLostRepliesRandom: the log its writers take
+// turns on, the writers, the keys of the turns taken so far, and the
+// random source, seeded, that picks every step (the order of its draws is
+// the run).
+type lostReplies struct {
+	t       *testing.T
+	ctx     context.Context
+	rng     *rand.Rand
+	id      uuid.UUID
+	writers []*replyWriter
+	done    []string // the keys of the turns taken, in order
+}
+
+// replyWriter is a writer of a lostReplies run: its context of the log,
+// the store it saves to, and its turns not yet known stored.
+type replyWriter struct {
+	c       *nous.Context
+	s       nous.Store
+	pending []string // its turns not yet known stored, in order
+}
+
+// newTurn takes a new turn in w, the next of the run, keyed by its number.
+func (r *lostReplies) newTurn(w *replyWriter) {
+	k := fmt.Sprintf("t%d", len(r.done))
+	r.done = append(r.done, k)
+	r.keyedTurn(w, k)
+}
+
+// keyedTurn adds the turn of key k to w's context, its batch keyed k, and
+// to w's pending turns; it saves nothing.
+func (r *lostReplies) keyedTurn(w *replyWriter, k string) {
+	turn(r.t, w.c, k)
+	w.c.SetBatchKey(k)
+	w.pending = append(w.pending, k)
+}
+
+// faulty returns the store w's next save goes through, picked at random:
+// w's store as it is (three times in five), one that stores the batch and
+// loses the reply, or one that stores the batch, then lets another
+// writer take a turn and save it, then loses the reply (only in a save at
+// depth 0, not one made while recovering, and when the writer drawn is
+// not w; else the reply is only lost).
+func (r *lostReplies) faulty(w *replyWriter, depth int) *committing {
+	s := &committing{Store: w.s}
+	switch r.rng.Intn(5) {
+	case 0:
+		s.armed = true // lands, the reply lost
+	case 1:
+		s.armed = true
+		if depth == 0 {
+			o := r.writers[r.rng.Intn(len(r.writers))]
+			if o != w {
+				s.meanwhile = func() { // another writer's turn lands first
+					r.newTurn(o)
+					r.save(o, depth+1)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// save saves w's context through a store that may lose the reply, and
+// recovers as Save's doc says; a save whose reply was lost is left, at
+// random, for later (the next turn's save, or a refresh, finds it). When
+// it returns, w's turns are stored, or pending. An error but a lost
+// reply or a conflict fails the test.
+func (r *lostReplies) save(w *replyWriter, depth int) {
+	err := w.c.Save(r.ctx, r.faulty(w, depth))
+	if err == nil {
+		w.pending = w.pending[:0]
+		return
+	}
+	if errors.Is(err, errLostAck) && r.rng.Intn(2) == 0 {
+		return // left for later: the next turn's save, or a refresh, finds it
+	}
+	for errors.Is(err, errLostAck) {
+		err = w.c.Save(r.ctx, w.s)
+	}
+	if err == nil {
+		w.pending = w.pending[:0]
+		return
+	}
+	if !errors.Is(err, nous.ErrConflict) {
+		r.t.Fatalf("save: %v", err)
+	}
+	if err := w.c.Refresh(r.ctx, w.s); err == nil {
+		w.pending = w.pending[:0]
+		return
+	} else if !errors.Is(err, nous.ErrConflict) {
+		r.t.Fatalf("refresh: %v", err)
+	}
+	r.redo(w, depth)
+}
+
+// redo recovers w from a save and a refresh that both conflicted: it
+// loads the log, and takes again, and saves, each of w's pending turns
+// the loaded log has no batch of, in their order.
+func (r *lostReplies) redo(w *replyWriter, depth int) {
+	c := load(r.t, w.s, r.id)
+	var redo []string
+	for _, k := range w.pending {
+		if !c.HasBatch(k) {
+			redo = append(redo, k)
+		}
+	}
+	w.c, w.pending = c, nil
+	for _, k := range redo {
+		r.keyedTurn(w, k)
+		r.save(w, depth+1)
+	}
+}
+
+// check loads the log from s and checks the end of the run: each turn
+// taken is stored once, with a batch of its key, and the deps count every
+// turn.
+func (r *lostReplies) check(s nous.Store) {
+	got := load(r.t, s, r.id)
 	n := texts(got)
-	for _, k := range done {
+	for _, k := range r.done {
 		if n[k] != 1 {
-			t.Errorf("turn %s stored %d times", k, n[k])
+			r.t.Errorf("turn %s stored %d times", k, n[k])
 		}
 		if !got.HasBatch(k) {
-			t.Errorf("turn %s has no batch of its key", k)
+			r.t.Errorf("turn %s has no batch of its key", k)
 		}
 	}
-	if turnsCounted(got) != len(done) {
-		t.Errorf("the deps count %d turns, %d were stored", turnsCounted(got), len(done))
+	if turnsCounted(got) != len(r.done) {
+		r.t.Errorf("the deps count %d turns, %d were stored", turnsCounted(got), len(r.done))
 	}
 }

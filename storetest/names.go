@@ -36,24 +36,7 @@ func testNames(t *testing.T, s nous.Store) {
 	const name = "user 42/chat 7: ünïcode, ../.., \\ and spaces"
 	c := named(t, name, labels)
 	must(t, c.Save(ctx, s))
-	info, err := s.Lookup(ctx, name)
-	must(t, err)
-	if info.ID != c.Log().ID() || info.Name != name || !maps.Equal(info.Labels, labels) || info.Head != int64(c.Log().Len()) {
-		t.Fatalf("Lookup(%q) = %s %q %v head %d, want %s with its labels %v, head %d", name, info.ID, info.Name, info.Labels, info.Head, c.Log().ID(), labels, c.Log().Len())
-	}
-	if listed := infoOf(t, s, c.Log().ID()); listed.Name != name || !maps.Equal(listed.Labels, labels) {
-		t.Fatalf("List reports name %q labels %v, want %q %v", listed.Name, listed.Labels, name, labels)
-	}
-	got, err := nous.LoadByName(ctx, s, name)
-	must(t, err)
-	sameContext(t, c, got)
-	if got.Log().Name() != name || !maps.Equal(got.Log().Labels(), labels) {
-		t.Fatalf("loaded with name %q labels %v", got.Log().Name(), got.Log().Labels())
-	}
-	info.Labels["app"] = "scribbled" // the caller's copy
-	if again, err := s.Lookup(ctx, name); err != nil || again.Labels["app"] != "support" {
-		t.Fatalf("Lookup after its result was written: %v %v", again.Labels, err)
-	}
+	info, got := checkNamed(t, s, c, name, labels)
 
 	// More turns through the loaded context keep the name.
 	must(t, got.AddMessage(nous.UserMessage("and more")))
@@ -99,6 +82,46 @@ func testNames(t *testing.T, s nous.Store) {
 	}
 
 	// Names at the bounds, and past them.
+	checkNameBounds(t, s, info)
+}
+
+// checkNamed checks the log c saved to s, of name and labels (whose
+// "app" label is "support"): Lookup finds it by name, with its labels and
+// head; List reports them; LoadByName loads it as it is, with them; and
+// the info Lookup returns is the caller's, whose labels may be written
+// without changing the store's. It returns what Lookup found, and the
+// context LoadByName loaded.
+func checkNamed(t *testing.T, s nous.Store, c *nous.Context, name string, labels map[string]string) (nous.LogInfo, *nous.Context) {
+	t.Helper()
+	ctx := context.Background()
+	info, err := s.Lookup(ctx, name)
+	must(t, err)
+	if info.ID != c.Log().ID() || info.Name != name || !maps.Equal(info.Labels, labels) || info.Head != int64(c.Log().Len()) {
+		t.Fatalf("Lookup(%q) = %s %q %v head %d, want %s with its labels %v, head %d", name, info.ID, info.Name, info.Labels, info.Head, c.Log().ID(), labels, c.Log().Len())
+	}
+	if listed := infoOf(t, s, c.Log().ID()); listed.Name != name || !maps.Equal(listed.Labels, labels) {
+		t.Fatalf("List reports name %q labels %v, want %q %v", listed.Name, listed.Labels, name, labels)
+	}
+	got, err := nous.LoadByName(ctx, s, name)
+	must(t, err)
+	sameContext(t, c, got)
+	if got.Log().Name() != name || !maps.Equal(got.Log().Labels(), labels) {
+		t.Fatalf("loaded with name %q labels %v", got.Log().Name(), got.Log().Labels())
+	}
+	info.Labels["app"] = "scribbled" // the caller's copy
+	if again, err := s.Lookup(ctx, name); err != nil || again.Labels["app"] != "support" {
+		t.Fatalf("Lookup after its result was written: %v %v", again.Labels, err)
+	}
+	return info, got
+}
+
+// checkNameBounds checks names and labels at their bounds, which s stores,
+// and past them, which Save refuses and so does the backend's Append of a
+// first batch of them (its times info's, a stored log's): each an error
+// wrapping [nous.ErrInvalidName].
+func checkNameBounds(t *testing.T, s nous.Store, info nous.LogInfo) {
+	t.Helper()
+	ctx := context.Background()
 	long := strings.Repeat("é", nous.MaxNameBytes/2)
 	must(t, named(t, long, map[string]string{long: long}).Save(ctx, s))
 	if info, err := s.Lookup(ctx, long); err != nil || info.Labels[long] != long {
