@@ -213,7 +213,7 @@ func (c *Context) appendMessage(m Message, source string) {
 	if source != "" {
 		r.data = map[string]any{DataSource: source}
 	}
-	c.mustAdd(&r, &m, nil)
+	c.mustAdd(&r, &m, nil, slot{})
 	switch m.Role {
 	case RoleUser, RoleTool:
 		c.NeedsResponse = true
@@ -236,18 +236,19 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 		return fmt.Errorf("nous: log event %q: %w", t, ErrUnknownEventType)
 	}
 	r := record{typ: t, at: now(), data: jsonx.CloneMap(data)}
-	c.mustAdd(&r, nil, nil)
+	c.mustAdd(&r, nil, nil, slot{})
 	return nil
 }
 
 // add appends the event r, with its message m (a surface event) or the
 // call tc it records, to c's log, folds it into the view (through
-// [eventLog.slotOf], the fold's one step) and passes it to the Observer:
+// [eventLog.slotOf], the fold's one step, near the slot near) and passes
+// it to the Observer:
 // every event a context appends goes through it. An event that does not
 // fold is an error, and c is as it was. m and tc are the log's afterwards.
-func (c *Context) add(r *record, m *Message, tc *ToolCall) error {
+func (c *Context) add(r *record, m *Message, tc *ToolCall, near slot) error {
 	c.ready()
-	s, mi, err := c.log.add(c.view.entries, r, m, tc)
+	s, mi, err := c.log.add(c.view.entries, r, m, tc, near)
 	if err != nil {
 		return err
 	}
@@ -263,8 +264,8 @@ func (c *Context) add(r *record, m *Message, tc *ToolCall) error {
 
 // mustAdd is add for an event its caller made from the view it folds
 // into, which folds by construction: an error is a bug of this package.
-func (c *Context) mustAdd(r *record, m *Message, tc *ToolCall) {
-	if err := c.add(r, m, tc); err != nil {
+func (c *Context) mustAdd(r *record, m *Message, tc *ToolCall, near slot) {
+	if err := c.add(r, m, tc, near); err != nil {
 		panic("nous: an event made from the view does not fold into it: " + err.Error())
 	}
 }
@@ -413,7 +414,7 @@ func (c *Context) ReplaceMessageRange(first, last int, m Message) error {
 	r := record{typ: EventReplace, at: now(), first: f.seq, last: c.log.msg(c.view.entries[last]).seq}
 	m = m.clone()
 	m.CreatedAt = f.msg.CreatedAt
-	c.mustAdd(&r, &m, nil)
+	c.mustAdd(&r, &m, nil, slot{at: first, n: last - first + 1})
 	return nil
 }
 
@@ -477,8 +478,9 @@ func (c *Context) PatchDanglingToolCalls() int {
 			r := record{typ: EventToolResult, at: now(), after: after}
 			m := Message{Role: RoleTool, Content: DanglingToolCallText, ToolCallID: tc.ID, Name: tc.Name,
 				Metadata: map[string]any{MetadataSynthesized: true}, CreatedAt: r.at}
-			c.mustAdd(&r, &m, nil)
+			c.mustAdd(&r, &m, nil, slot{at: at + 1})
 			after = c.log.len()
+			at++
 		}
 		added += len(p.calls)
 	}
@@ -568,5 +570,5 @@ func (c *Context) EndStep(s Step) {
 		data[DataError] = s.Error
 	}
 	r := record{typ: EventStepEnd, at: now(), data: data}
-	c.mustAdd(&r, nil, nil)
+	c.mustAdd(&r, nil, nil, slot{})
 }

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // savedState returns c's state document, sanitized by s, as stateJSON
@@ -54,13 +56,13 @@ func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 	}
 	buf := jw.buf
 	buf.WriteByte('{')
-	s.root(segment{key: "deps"})
-	s.redacting = true
-	defer func() { s.redacting = false }()
+	s.Root(jsonx.Segment{Key: "deps"})
+	s.Redacting = true
+	defer func() { s.Redacting = false }()
 	first := true
 	for _, k := range keys {
-		if s.rule(k) {
-			s.secrets = append(s.secrets, s.where(k))
+		if s.Rule(k) {
+			s.Secrets = append(s.Secrets, s.Where(k))
 			continue
 		}
 		v := c.Deps[k]
@@ -78,10 +80,10 @@ func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 			if keep {
 				value, err = encodeValue(nv)
 			}
-			s.pop()
+			s.Pop()
 			if !keep || err != nil {
 				if err == nil {
-					s.drop(k)
+					s.Drop(k)
 				}
 				delete(cache.entries, k)
 				continue
@@ -107,10 +109,10 @@ func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 // sanitized by s, with s's path at k (the caller pops it), and whether it
 // is kept at all.
 func sanitizeDep(s *sanitizer, deps map[string]any, k string, v any) (any, bool) {
-	s.stack = append(s.stack[:0], reflect.ValueOf(deps).Pointer())
-	s.push(segment{key: k})
-	nv, keep, _ := s.value(v, 1)
-	s.stack = s.stack[:0]
+	s.Stack = append(s.Stack[:0], reflect.ValueOf(deps).Pointer())
+	s.Push(jsonx.Segment{Key: k})
+	nv, keep, _ := s.Value(v, 1)
+	s.Stack = s.Stack[:0]
 	return nv, keep
 }
 
@@ -121,16 +123,16 @@ func sanitizeDep(s *sanitizer, deps map[string]any, k string, v any) (any, bool)
 // written over. It updates e, appending to its JSON in place.
 func (e *depsEntry) appendTo(s *sanitizer, deps map[string]any, k string, v []any) []byte {
 	was := e.was.([]any)
-	s.stack = append(s.stack[:0], reflect.ValueOf(deps).Pointer(), reflect.ValueOf(v).Pointer())
-	defer func() { s.stack = s.stack[:0] }()
-	s.push(segment{key: k})
-	defer s.pop()
+	s.Stack = append(s.Stack[:0], reflect.ValueOf(deps).Pointer(), reflect.ValueOf(v).Pointer())
+	defer func() { s.Stack = s.Stack[:0] }()
+	s.Push(jsonx.Segment{Key: k})
+	defer s.Pop()
 	out := e.json[:len(e.json)-1] // e's own: the state written copies it
 	var added []any
 	for i := len(was); i < len(v); i++ {
-		s.push(segment{index: i, isIndex: true})
-		nv, keep, _ := s.value(v[i], 2)
-		s.pop()
+		s.Push(jsonx.Segment{Index: i, IsIndex: true})
+		nv, keep, _ := s.Value(v[i], 2)
+		s.Pop()
 		if !keep {
 			return nil
 		}

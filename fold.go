@@ -30,16 +30,18 @@ func (s slot) fill(entries []int64, mi int64) []int64 {
 }
 
 // slotOf returns where r, the next event of l, puts its message in
-// entries, the fold of l so far. A message event appends its message, or
+// entries, the fold of l so far. near is where the caller expects it (a
+// live replacement knows its range), which spares the search when it is
+// right and changes nothing when it is not; the zero slot for no guess. A message event appends its message, or
 // inserts it right after the entry of the event its After names; a replace
 // event puts its message where the entry of First is and removes every
 // entry from there to the entry of Last; a bookkeeping event puts nothing.
 // Anchors that are not in entries, in that order, are an error wrapping
 // [ErrInvalidLog].
-func (l *eventLog) slotOf(entries []int64, r *record) (slot, error) {
+func (l *eventLog) slotOf(entries []int64, r *record, near slot) (slot, error) {
 	switch {
 	case r.typ == EventReplace:
-		f, z := l.position(entries, r.first), l.position(entries, r.last)
+		f, z := l.position(entries, r.first, near.at), l.position(entries, r.last, near.at+near.n-1)
 		if f < 0 || z < f {
 			return slot{}, fmt.Errorf("replace anchors %d..%d are not in the view in that order: %w", r.first, r.last, ErrInvalidLog)
 		}
@@ -47,7 +49,7 @@ func (l *eventLog) slotOf(entries []int64, r *record) (slot, error) {
 	case !r.typ.IsSurface():
 		return slot{}, nil
 	case r.after != 0:
-		a := l.position(entries, r.after)
+		a := l.position(entries, r.after, near.at-1)
 		if a < 0 {
 			return slot{}, fmt.Errorf("after %d, which is not in the view: %w", r.after, ErrInvalidLog)
 		}
@@ -58,12 +60,13 @@ func (l *eventLog) slotOf(entries []int64, r *record) (slot, error) {
 
 // add appends the event r to l, with its message m (a surface event) or
 // the call tc it records (a tool_call event; nil for none), and returns
-// where it puts its message in entries, the fold of l so far, and the
-// message's index in l's messages: the caller puts it there. An event that
+// where it puts its message in entries, the fold of l so far (near: see
+// slotOf), and the message's index in l's messages: the caller puts it
+// there. An event that
 // does not fold is an error, and l is as it was. m and tc are l's
 // afterwards.
-func (l *eventLog) add(entries []int64, r *record, m *Message, tc *ToolCall) (slot, int64, error) {
-	s, err := l.slotOf(entries, r)
+func (l *eventLog) add(entries []int64, r *record, m *Message, tc *ToolCall, near slot) (slot, int64, error) {
+	s, err := l.slotOf(entries, r, near)
 	switch {
 	case err != nil:
 		return slot{}, 0, err
@@ -87,12 +90,16 @@ func (l *eventLog) addRead(entries []int64, e *Event) (slot, int64, error) {
 		return slot{}, 0, err
 	}
 	r, m, tc := recordOf(e)
-	return l.add(entries, &r, m, tc)
+	return l.add(entries, &r, m, tc, slot{})
 }
 
 // position returns the position in entries of the message of the event
-// with the given seq, or -1 when it is not there.
-func (l *eventLog) position(entries []int64, seq int64) int {
+// with the given seq, or -1 when it is not there: at near when it is there
+// (an entry is at one position only), else wherever it is.
+func (l *eventLog) position(entries []int64, seq int64, near int) int {
+	if near >= 0 && near < len(entries) && l.msg(entries[near]).seq == seq {
+		return near
+	}
 	return entryOf(entries, l.msgIndex(seq))
 }
 

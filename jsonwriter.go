@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nous-go/nous/internal/jsonx"
 )
@@ -63,103 +62,16 @@ func (w *jsonWriter) time(t time.Time) {
 	w.buf.Write(w.scratch)
 }
 
-// validUTF8 returns b with each byte that is not part of valid UTF-8
-// replaced by U+FFFD, as str writes it, so that what is written reads back
-// as the same bytes; b itself when it is valid.
-func validUTF8(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b)+8)
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
-		} else {
-			out = append(out, b[i:i+size]...)
-		}
-		i += size
-	}
-	return out
-}
-
 // compactObject reports whether b is a JSON object a document may hold as
-// it is, and encoding/json would write unchanged: valid UTF-8, written
-// compactly, nested at most jsonx.MaxDepth levels, and without the
-// characters encoding/json escapes for HTML (<, >, &, U+2028, U+2029).
+// it is (see [jsonx.CompactObject]).
 func (w *jsonWriter) compactObject(b []byte) bool {
-	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) || bytes.ContainsAny(b, "<>&\u2028\u2029") ||
-		!json.Valid(b) || jsonx.Depth(b) > jsonx.MaxDepth {
-		return false
-	}
-	c := bytes.NewBuffer(w.scratch[:0])
-	if json.Compact(c, b) != nil {
-		return false
-	}
-	w.scratch = c.Bytes()
-	return bytes.Equal(w.scratch, b)
+	var ok bool
+	w.scratch, ok = jsonx.CompactObject(w.scratch, b)
+	return ok
 }
 
-const hexDigits = "0123456789abcdef"
-
-// str writes s as a JSON string, escaped as encoding/json escapes it without
-// HTML escaping: quote, backslash and control characters escaped, invalid
-// UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
-func (w *jsonWriter) str(s string) {
-	b := w.buf
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case '\b':
-				b.WriteString(`\b`)
-			case '\f':
-				b.WriteString(`\f`)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			default:
-				b.WriteString(`\u00`)
-				b.WriteByte(hexDigits[c>>4])
-				b.WriteByte(hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(s[start:i])
-			b.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b.WriteString(s[start:i])
-			b.WriteString(`\u202`)
-			b.WriteByte(hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
-}
+// str writes s as a JSON string (see [jsonx.WriteString]).
+func (w *jsonWriter) str(s string) { jsonx.WriteString(w.buf, s) }
 
 // optStr writes the field k with the string s, unless s is empty: an
 // omitzero string field.
@@ -312,7 +224,7 @@ func (w *jsonWriter) toolCall(tc *ToolCall) {
 	w.str(tc.ID)
 	w.key("name")
 	w.str(tc.Name)
-	if args := validUTF8(tc.Arguments); len(args) > 0 {
+	if args := jsonx.ValidUTF8(tc.Arguments); len(args) > 0 {
 		w.key("arguments")
 		if w.compactObject(args) {
 			w.buf.Write(args)

@@ -373,7 +373,7 @@ func writtenWithContent(p ContentPart) bool {
 	if len(p.Options) == 0 {
 		return false
 	}
-	opts, _ := newSanitizer(nil).top(p.Options)
+	opts, _ := newSanitizer(nil).Top(p.Options)
 	return len(opts) > 0
 }
 

@@ -35,7 +35,7 @@ func (c *Context) recordCall(tc ToolCall, at time.Time) {
 	r := record{typ: EventToolCall, at: at}
 	c.ToolCalls = append(c.ToolCalls, own)
 	c.calls = c.ToolCalls
-	c.mustAdd(&r, nil, &tc)
+	c.mustAdd(&r, nil, &tc, slot{})
 }
 
 // recordToolCalls makes ToolCalls and the log agree again after a direct

@@ -11,7 +11,7 @@ import (
 // not named again: a credential kept in deps, as documented, gives one
 // warning, not one per save.
 func (c *Context) warnDropped(s *sanitizer, op string) {
-	if len(s.secrets) == 0 && len(s.dropped) == 0 {
+	if len(s.Secrets) == 0 && len(s.Dropped) == 0 {
 		return
 	}
 	if c.persist.warned == nil { // the zero Context
@@ -21,7 +21,7 @@ func (c *Context) warnDropped(s *sanitizer, op string) {
 	for _, kind := range []struct {
 		name  string
 		paths []string
-	}{{"secrets", s.secrets}, {"unencodable", s.dropped}} {
+	}{{"secrets", s.Secrets}, {"unencodable", s.Dropped}} {
 		if paths := c.persist.warned.fresh(kind.paths); len(paths) > 0 {
 			slices.Sort(paths)
 			attrs = append(attrs, kind.name, paths)
