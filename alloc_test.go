@@ -135,8 +135,10 @@ func TestApplyAppendIsAmortizedConstant(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if perApply := (after.TotalAlloc - before.TotalAlloc) / 1_000; perApply >= 4_000 {
-		t.Errorf("an Apply of one Append allocates %d bytes, budget 4,000", perApply)
+	// The budget holds the deps_update event the Apply records (its
+	// record, data and operation, some 600 bytes).
+	if perApply := (after.TotalAlloc - before.TotalAlloc) / 1_000; perApply >= 4_600 {
+		t.Errorf("an Apply of one Append allocates %d bytes, budget 4,600", perApply)
 	}
 	if l, _ := nous.Dep[[]any](c.Deps, "log"); len(l) != 21_000 || l[19_999] != 19_999 || l[20_999] != 999 {
 		t.Errorf("the list holds %d items, wrong ones", len(l))

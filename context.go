@@ -115,6 +115,7 @@ type Context struct {
 	lists map[string][]any
 
 	persist persistence // what c keeps for writing itself out, and knows of its store
+	depsRec depsRecord  // the deps as the log records them
 
 	tokens tokenCache // compaction's counts of the log's messages and its index of the view, by one counter
 
@@ -229,6 +230,9 @@ func (c *Context) appendMessage(m Message, source string) {
 // A surface type is refused with an error wrapping [ErrSurfaceEvent], and an
 // unknown type with one wrapping [ErrUnknownEventType]; nothing is logged.
 func (c *Context) LogEvent(t EventType, data map[string]any) error {
+	if t == EventDepsUpdate {
+		return fmt.Errorf("nous: log event %q (the deps' changes are recorded by ContextUpdate.Apply and Save): %w", t, ErrUnknownEventType)
+	}
 	if t.IsSurface() {
 		return fmt.Errorf("nous: log event %q (messages are added with AddMessage): %w", t, ErrSurfaceEvent)
 	}

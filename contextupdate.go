@@ -432,6 +432,7 @@ func (u ContextUpdate) Apply(c *Context) error {
 			c.Deps[k] = clipped(ch.value)
 		}
 	}
+	c.recordOps(ops)
 	for _, op := range ops {
 		if op.Kind != OpLogEvent {
 			continue

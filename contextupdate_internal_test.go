@@ -341,7 +341,18 @@ func TestApply(t *testing.T) {
 	assert.Equal(t, map[string]any{"k": "v", "l": []any{"a", "b"}, "m": map[string]any{"x": 1, "y": 2}}, c.Deps)
 	assert.Equal(t, msgs, c.Messages(), "Apply changed the messages")
 	events := c.Log().Events()
-	require.Len(t, events, 3, "one message and the two bookkeeping events")
+	require.Len(t, events, 4, "one message, the deps' change and the two bookkeeping events")
+	assert.Equal(t, EventDepsUpdate, events[1].Type, "the deps operations are recorded first, in order")
+	assert.Equal(t, map[string]any{DataOps: []any{
+		map[string]any{"op": "set", "key": "k", "value": "v"},
+		map[string]any{"op": "append", "key": "l", "value": "b"},
+		map[string]any{"op": "merge", "key": "m", "value": map[string]any{"y": 2}},
+	}}, events[1].Data)
+	deps, err := c.Log().Deps(int64(c.Log().Len()))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"k": "v", "l": []any{"b"}, "m": map[string]any{"y": 2}}, deps,
+		"the deps given to NewContext are recorded by the first save, not before")
+	events = events[1:]
 	assert.Equal(t, EventToolCall, events[1].Type)
 	assert.Equal(t, map[string]any{"name": "first"}, events[1].Data)
 	assert.Equal(t, EventStepEnd, events[2].Type)
@@ -399,7 +410,7 @@ func TestApplyEmptyUpdate(t *testing.T) {
 	var z Context
 	require.NoError(t, NewContextUpdate().Set("a", 1).LogEvent(EventTurnEnd, nil).Apply(&z))
 	assert.Equal(t, map[string]any{"a": 1}, z.Deps)
-	assert.Equal(t, 1, z.Log().Len())
+	assert.Equal(t, 2, z.Log().Len(), "the deps' change and the event")
 }
 
 func TestApplyToRunContext(t *testing.T) {

@@ -155,14 +155,6 @@ func (e *depsEntry) appendTo(s *sanitizer, deps map[string]any, k string, v []an
 	return out
 }
 
-// encodeValue returns v's JSON as the state document writes it.
-func encodeValue(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	jw := newJSONWriter(&buf)
-	jw.value(v)
-	return buf.Bytes(), jw.err
-}
-
 // appended reports whether v is a list that begins with list was, element
 // for element, and goes on.
 func appended(v, was any) bool {

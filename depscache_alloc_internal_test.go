@@ -29,8 +29,9 @@ func TestSavedStateEncodesWhatChanged(t *testing.T) {
 		c.savedState(newSanitizer(nil))
 	})
 	// A copy of the list's JSON, with the element appended, is the one
-	// allocation that grows with it; the rest are a few per save.
-	if allocs > 40 {
+	// allocation that grows with it; the rest are a few per save, and
+	// those of the deps_update event the Apply records.
+	if allocs > 50 {
 		t.Fatalf("%.0f allocations a save", allocs)
 	}
 }

@@ -61,6 +61,11 @@ func contextOf(r *restored) (*Context, error) {
 	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
 		return nil, err
 	}
+	deps, err := foldDeps(nil, &c.log, 0, c.log.len())
+	if err != nil {
+		return nil, err
+	}
+	c.depsRec = depsRecord{base: deps, at: c.log.len()}
 	return c, nil
 }
 

@@ -31,6 +31,12 @@ const (
 	EventStepEnd       EventType = "step_end"
 	EventToolCall      EventType = "tool_call"
 	EventRequestHeader EventType = "request_header"
+	// EventDepsUpdate records a change of the deps: the operations of an
+	// applied [ContextUpdate], or, at a save, what was changed in
+	// Context.Deps directly, as sets and deletes. Its Data holds them under
+	// [DataOps]; the deps as of any seq are the fold of these events
+	// ([SessionLog.Deps]).
+	EventDepsUpdate EventType = "deps_update"
 	// EventRuntime is an event of the runtime that drives the session,
 	// kept as its data holds it (an ADK event, say): nous reads nothing of
 	// it, and a store keeps it as it keeps every event.
@@ -50,7 +56,7 @@ func (t EventType) IsSurface() bool {
 // message. An unknown type is neither surface nor bookkeeping.
 func (t EventType) IsBookkeeping() bool {
 	switch t {
-	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime:
+	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime, EventDepsUpdate:
 		return true
 	}
 	return false
@@ -195,3 +201,8 @@ func (e *Event) check() error {
 // DataSource is the event Data key under which [WithSource] records where an
 // injected message came from.
 const DataSource = "source"
+
+// DataOps is the Data key of a deps_update event ([EventDepsUpdate]): a
+// list of operations, each an object with "op" (set, merge, append or
+// delete), "key" and, but for delete, "value".
+const DataOps = "ops"

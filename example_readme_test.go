@@ -35,12 +35,12 @@ func Example() {
 	for i, m := range c.All() { // the view: a fold of the log, no copy
 		fmt.Println(i, m.Role, m.Text())
 	}
-	fmt.Println(c.Log().Len(), "events") // 4: three messages and one tool_call
+	fmt.Println(c.Log().Len(), "events") // 5: three messages, the deps_update and the tool_call
 	// Output:
 	// 0 system You are terse.
 	// 1 user Remember that I like tea.
 	// 2 assistant Noted.
-	// 4 events
+	// 5 events
 }
 
 // TestExampleIsTheREADMEs checks that the go block of README.md's Example

@@ -32,7 +32,8 @@ func ExampleNewContextUpdate() {
 	// Output:
 	// map[notes:[likes tea works nights] settings:map[theme:dark] user:ada]
 	// 0 messages
-	// 1 tool_call map[name:remember]
+	// 1 deps_update map[ops:[map[key:user op:set value:ada] map[key:notes op:append value:works nights] map[key:settings op:merge value:map[theme:dark]]]]
+	// 2 tool_call map[name:remember]
 }
 
 // Apply is all or nothing: when an operation does not fit, the context is

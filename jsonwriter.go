@@ -235,3 +235,12 @@ func (w *jsonWriter) toolCall(tc *ToolCall) {
 	w.optMap("metadata", tc.Metadata)
 	w.buf.WriteByte('}')
 }
+
+// encodeValue returns v's JSON as the state document and event data write
+// it.
+func encodeValue(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	jw := newJSONWriter(&buf)
+	jw.value(v)
+	return buf.Bytes(), jw.err
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nous-go/nous/internal/jsonx"
 	"github.com/nous-go/nous/internal/reftest"
 )
 
@@ -115,14 +116,33 @@ func checkReduction(initial map[string]any, ops []reftest.Op, split int) error {
 		if err := check("Apply", gotDeps, err); err != nil {
 			return err
 		}
-		events := 0
+		events, depsOps := 0, 0
 		for _, op := range ops {
-			if op.Kind == reftest.Log && reftest.Bookkeeping[op.Event] {
+			switch {
+			case op.Kind == reftest.Log && reftest.Bookkeeping[op.Event]:
 				events++
+			case op.Kind != reftest.Log:
+				depsOps++
+			}
+		}
+		if depsOps > 0 { // one deps_update event records them all, first
+			events++
+			e, _ := ctx.Log().Event(1)
+			if recorded, _ := e.Data[DataOps].([]any); e.Type != EventDepsUpdate || len(recorded) != depsOps {
+				return fmt.Errorf("Apply recorded its %d deps operations as %s %v", depsOps, e.Type, e.Data)
 			}
 		}
 		if ctx.Log().Len() != events {
 			return fmt.Errorf("Apply logged %d events, want %d", ctx.Log().Len(), events)
+		}
+		// What the log records, folded onto the deps as written before,
+		// is the deps as written after.
+		written, _ := asWritten(newSanitizer(nil).deps(initial))
+		before, _ := written.(map[string]any)
+		folded, err := foldDeps(before, &ctx.log, 0, int64(ctx.Log().Len()))
+		after, _ := asWritten(newSanitizer(nil).deps(gotDeps))
+		if err != nil || !jsonx.Equal(folded, after) {
+			return fmt.Errorf("the deps the log records, %#v (%v), are not the deps written, %#v", folded, err, after)
 		}
 	}
 

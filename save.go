@@ -98,17 +98,24 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	if err := c.recordToolCalls(false); err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
+	ops, deps, err := c.depsChanges()
+	if err != nil {
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
 	san := newSanitizer(c.Redact)
 	state := c.savedState(san)
-	head, sp := c.log.len(), &c.persist.synced
-	if head == sp.head && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
+	sp := &c.persist.synced
+	if c.log.len() == sp.head && len(ops) == 0 && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
 		// Only on the handle c last used: another may lack the log; nor
 		// after a batch that may have landed.
+		c.recordDeps(nil, deps)
 		return nil
 	}
 	if rev, ok := sp.keys[c.persist.batchKey]; ok && c.persist.batchKey != "" {
 		return fmt.Errorf("nous: save log %s: the batch key %q is the stored batch of revision %d's: %w", c.log.id, c.persist.batchKey, rev, ErrLanded)
 	}
+	c.recordDeps(ops, deps)
+	head := c.log.len()
 	events, err := c.encodeEvents(san, sp.head, head)
 	if err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err) // a bug, as in Serialize
@@ -411,11 +418,18 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 			v.put(s, mi)
 		}
 	}
+	deps, err := foldDeps(c.depsRec.base, &l, c.depsRec.at, l.len())
+	if err != nil {
+		if !c.view.shared {
+			c.view.entries, _ = c.log.fold()
+		}
+		return corrupt(info.ID, "events", err)
+	}
 	for i := int64(len(c.ToolCalls)); i < l.calls.len(); i++ {
 		c.ToolCalls = append(c.ToolCalls, l.calls.at(i).clone())
 	}
 	c.calls = c.ToolCalls
-	c.log, c.view = l, v
+	c.log, c.view, c.depsRec = l, v, depsRecord{base: deps, at: l.len()}
 	d.Deps = c.refreshedDeps(d.Deps, mine.Deps)
 	c.setState(&d)
 	c.rederive()

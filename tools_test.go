@@ -179,7 +179,10 @@ func TestRunToolCallsFailedToolUpdateNotApplied(t *testing.T) {
 	assert.Equal(t, 1, c.Deps["n"], "the good call's update applies")
 	_, ok := c.Deps["failed"]
 	assert.False(t, ok, "the failed call's update does not")
-	assert.Equal(t, before+4, c.Log().Len(), "two recorded calls, two results and no event of the failed update")
+	assert.Equal(t, before+5, c.Log().Len(), "two recorded calls, two results, the good update's deps_update and no event of the failed update")
+	deps, err := c.Log().Deps(int64(c.Log().Len()))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"n": 1}, deps, "the log records the good update, not the failed one")
 	assert.Equal(t, []nous.ToolCall{calls[0], calls[1]}, c.ToolCalls, "every call run is recorded")
 	last, _ := c.LastMessage()
 	assert.Equal(t, "bad", last.ToolCallID)

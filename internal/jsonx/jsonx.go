@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -326,4 +327,121 @@ func Kind(v any) string {
 func isNull(raw []byte) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// Equal reports whether a and b, values of the JSON types (maps of string
+// keys, lists, strings, numbers of any Go number type or json.Number,
+// booleans, nil), are the same JSON value: numbers are equal when they
+// have the same value (3, int64(3) and 3.0 are), and a value of any other
+// type is equal to nothing, as it can hold anything.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	n, ok := number(a)
+	m, okb := number(b)
+	return ok && okb && n.equal(m)
+}
+
+// num is a JSON number: an integer when it is one that fits 64 bits, else
+// a float.
+type num struct {
+	i     int64
+	u     uint64 // for a uint64 above the int64 range
+	f     float64
+	isInt bool
+	big   bool // u holds it
+}
+
+// equal reports whether n and m are one number: a float that is a whole
+// number is an integer already (see floatNum).
+func (n num) equal(m num) bool {
+	switch {
+	case n.big || m.big:
+		return n.big && m.big && n.u == m.u
+	case n.isInt || m.isInt:
+		return n.isInt && m.isInt && n.i == m.i
+	}
+	return n.f == m.f
+}
+
+// number returns v as a num, and false when it is not a number.
+func number(v any) (num, bool) {
+	switch x := v.(type) {
+	case int:
+		return num{i: int64(x), isInt: true}, true
+	case int8:
+		return num{i: int64(x), isInt: true}, true
+	case int16:
+		return num{i: int64(x), isInt: true}, true
+	case int32:
+		return num{i: int64(x), isInt: true}, true
+	case int64:
+		return num{i: x, isInt: true}, true
+	case uint8:
+		return num{i: int64(x), isInt: true}, true
+	case uint16:
+		return num{i: int64(x), isInt: true}, true
+	case uint32:
+		return num{i: int64(x), isInt: true}, true
+	case uint:
+		return number(uint64(x))
+	case uint64:
+		if x > math.MaxInt64 {
+			return num{u: x, big: true}, true
+		}
+		return num{i: int64(x), isInt: true}, true
+	case float32:
+		return floatNum(float64(x)), true
+	case float64:
+		return floatNum(x), true
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return num{i: i, isInt: true}, true
+		}
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return num{u: u, big: true}, true
+		}
+		f, err := x.Float64()
+		return floatNum(f), err == nil
+	}
+	return num{}, false
+}
+
+// floatNum returns f as a num: an integer when it is a whole number a
+// float64 holds exactly, as JSON writes it like one.
+func floatNum(f float64) num {
+	if f == math.Trunc(f) && f >= -1<<53 && f <= 1<<53 {
+		return num{i: int64(f), isInt: true}
+	}
+	return num{f: f}
 }

@@ -1,0 +1,244 @@
+package nous
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
+
+// The deps in the log: every change of the deps is a deps_update event, so
+// that the deps as of any seq are a fold of the log. An applied
+// ContextUpdate records its operations when it applies; a change made to
+// Context.Deps directly is recorded by the next save, as the difference
+// between the deps and what the log says they are. The state document a
+// store keeps is the snapshot Load reads without folding.
+
+// depsRecord is what a context knows of the deps its log records: base,
+// the fold of the log's deps_update events up to seq at. The events after
+// at are folded onto it when a save compares the deps with the log. base
+// holds values as they are written (sanitized, of the JSON types), never
+// written in place: a clone shares it.
+type depsRecord struct {
+	base map[string]any
+	at   int64
+}
+
+// recordOps appends a deps_update event recording ops, the deps operations
+// of an update just applied: sanitized as deps are written, an operation
+// on a key the redaction rule names left out. Nothing is appended when no
+// operation is left.
+func (c *Context) recordOps(ops []Operation) {
+	s := sanitizer{jsonx.Sanitizer{Rule: c.Redact, Redacting: true}}
+	if s.Rule == nil {
+		s.Rule = IsSecretKey
+	}
+	var out []any
+	for _, op := range ops {
+		if op.Kind == OpLogEvent || s.Rule(op.Key) {
+			continue
+		}
+		rec := map[string]any{"op": string(op.Kind), "key": op.Key}
+		if op.Kind != OpDelete {
+			v, keep, _ := s.Value(op.Value, 1)
+			if keep {
+				v, keep = asWritten(v)
+			}
+			if !keep {
+				continue // nothing JSON can hold: the save's comparison records what it did
+			}
+			rec["value"] = v
+		}
+		out = append(out, rec)
+	}
+	if len(out) > 0 {
+		r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: out}}
+		c.mustAdd(&r, nil, nil, slot{})
+	}
+}
+
+// depsChanges returns how the deps, as a save writes them, differ from
+// what the log says they are (the changes made to Context.Deps directly):
+// the operations of the deps_update event that records them (none when
+// they agree), and the deps the log records once it is appended. It
+// changes nothing: [Context.recordDeps] appends the event.
+func (c *Context) depsChanges() (ops []any, next map[string]any, err error) {
+	logged, err := foldDeps(c.depsRec.base, &c.log, c.depsRec.at, c.log.len())
+	if err != nil || !c.depsDiffer(logged) {
+		return nil, logged, err
+	}
+	s := newSanitizer(c.Redact)
+	s.Redacting = true
+	next, copied := logged, false // logged may be the record's base: written only once copied
+	set := func(k string, v any, deleted bool) {
+		if !copied {
+			next, copied = maps.Clone(logged), true
+			if next == nil {
+				next = map[string]any{}
+			}
+		}
+		if deleted {
+			delete(next, k)
+			ops = append(ops, map[string]any{"op": string(OpDelete), "key": k})
+			return
+		}
+		next[k] = v
+		ops = append(ops, map[string]any{"op": string(OpSet), "key": k, "value": v})
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Deps)) {
+		v := c.Deps[k]
+		was, logs := logged[k]
+		if s.Rule(k) || logs && jsonx.Equal(v, was) {
+			continue
+		}
+		s.Stack = s.Stack[:0]
+		nv, keep, _ := s.Value(v, 1)
+		if keep {
+			nv, keep = asWritten(nv)
+		}
+		switch {
+		case !keep && logs:
+			set(k, nil, true)
+		case keep && !(logs && jsonx.Equal(nv, was)):
+			set(k, nv, false)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(logged)) {
+		if _, ok := c.Deps[k]; !ok || s.Rule(k) {
+			set(k, nil, true)
+		}
+	}
+	return ops, next, nil
+}
+
+// recordDeps appends the deps_update event of ops, what depsChanges
+// found, when there are any, and makes next the deps the log records.
+// Save calls it once it knows it stores something: the event stays in the
+// log whether or not the save succeeds, as a record of what happened,
+// and the next save stores it, so that a retry sends the same events.
+func (c *Context) recordDeps(ops []any, next map[string]any) {
+	if len(ops) > 0 {
+		r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: ops}}
+		c.mustAdd(&r, nil, nil, slot{})
+	}
+	c.depsRec = depsRecord{base: next, at: c.log.len()}
+}
+
+// depsDiffer reports whether c's deps may differ from logged, the deps the
+// log records: a key the rule does not name whose value is not logged's,
+// or one logged that the deps lack. It allocates nothing, so that a save
+// whose deps did not change costs a comparison.
+func (c *Context) depsDiffer(logged map[string]any) bool {
+	rule := c.Redact
+	if rule == nil {
+		rule = IsSecretKey
+	}
+	for k, v := range c.Deps {
+		if was, ok := logged[k]; !rule(k) && (!ok || !jsonx.Equal(v, was)) {
+			return true
+		}
+	}
+	for k := range logged {
+		if _, ok := c.Deps[k]; !ok || rule(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// asWritten returns v, a sanitized value, as the log reads it back once
+// written: a copy of the JSON types, whole numbers int, a nil map or list
+// null. So an event holds in memory what it holds once loaded, and false
+// when v cannot be written after all.
+func asWritten(v any) (any, bool) {
+	switch x := v.(type) { // the values that read back as they are, without a round trip
+	case nil, bool, int:
+		return v, true
+	case string:
+		return v, utf8.ValidString(x)
+	}
+	b, err := encodeValue(v)
+	if err != nil {
+		return nil, false
+	}
+	out, err := jsonx.Decode(b)
+	return out, err == nil
+}
+
+// foldDeps returns base with the deps_update events of l with seqs in
+// (from, to] folded onto it, in order; base itself when there are none.
+// It never writes base. A deps_update event whose data does not hold
+// operations is an error wrapping [ErrInvalidLog] naming it.
+func foldDeps(base map[string]any, l *eventLog, from, to int64) (map[string]any, error) {
+	out := base
+	for seq := from + 1; seq <= to; seq++ {
+		r := l.rec(seq)
+		if r.typ != EventDepsUpdate {
+			continue
+		}
+		ops, err := decodeOps(r.data)
+		if err != nil {
+			return nil, fmt.Errorf("events[%d]: %w", seq-1, err)
+		}
+		red, err := reduce(out, nil, ops)
+		if err != nil {
+			return nil, fmt.Errorf("events[%d]: %v: %w", seq-1, err, ErrInvalidLog)
+		}
+		out = red.deps()
+	}
+	return out, nil
+}
+
+// decodeOps reads the operations of a deps_update event's data.
+func decodeOps(data map[string]any) ([]Operation, error) {
+	list, ok := data[DataOps].([]any)
+	if !ok {
+		return nil, fmt.Errorf("deps_update without a list of %q: %w", DataOps, ErrInvalidLog)
+	}
+	ops := make([]Operation, len(list))
+	for i, item := range list {
+		m, _ := item.(map[string]any)
+		kind, _ := m["op"].(string)
+		key, okKey := m["key"].(string)
+		value, hasValue := m["value"]
+		op := Operation{Kind: OpKind(kind), Key: key, Value: value}
+		switch {
+		case m == nil || !okKey:
+			return nil, fmt.Errorf("%s[%d]: not an operation with a key: %w", DataOps, i, ErrInvalidLog)
+		case op.Kind == OpDelete && !hasValue, (op.Kind == OpSet || op.Kind == OpAppend) && hasValue:
+		case op.Kind == OpMerge && hasValue:
+			if _, isMap := value.(map[string]any); !isMap && value != nil {
+				return nil, fmt.Errorf("%s[%d]: a merge of %T: %w", DataOps, i, value, ErrInvalidLog)
+			}
+		default:
+			return nil, fmt.Errorf("%s[%d]: operation %q (with a value: %v): %w", DataOps, i, kind, hasValue, ErrInvalidLog)
+		}
+		ops[i] = op
+	}
+	return ops, nil
+}
+
+// Deps returns the deps as of the event with the given seq: the fold of
+// the log's deps_update events up to it, as they were written (secrets
+// never were; whole numbers are int). A seq of 0 gives the deps before
+// any event. The map is a copy the caller owns. A seq past the log's end
+// is an error wrapping [ErrOutOfRange]; a deps_update event that does not
+// hold operations one wrapping [ErrInvalidLog] that names it. A log that
+// an earlier version of this package wrote has no deps_update events
+// before its first save by this one, which records the deps it had then.
+func (h *SessionLog) Deps(seq int64) (map[string]any, error) {
+	l := h.log()
+	if seq < 0 || seq > l.len() {
+		return nil, fmt.Errorf("nous: deps as of event %d of a log of %d: %w", seq, l.len(), ErrOutOfRange)
+	}
+	deps, err := foldDeps(nil, l, 0, seq)
+	if err != nil {
+		return nil, fmt.Errorf("nous: deps as of event %d: %w", seq, err)
+	}
+	if deps == nil {
+		return map[string]any{}, nil
+	}
+	return jsonx.CloneMap(deps), nil
+}
