@@ -94,6 +94,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"BackendKeys", testBackendKeys},
 		{"LandedThenAnother", func(t *testing.T, s nous.Store) { testLandedThenAnother(t, s, s) }},
 		{"LostRepliesRandom", func(t *testing.T, s nous.Store) { testLostRepliesRandom(t, []nous.Store{s}) }},
+		{"DepsInLog", testDepsInLog},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
