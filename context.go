@@ -58,7 +58,9 @@ type Context struct {
 	SystemPrompt string
 	// Deps are the values tools read through a [RunContext] and change by
 	// returning a [ContextUpdate]. Keys that name secrets are never
-	// serialized; see [Context.Serialize].
+	// serialized; see [Context.Serialize]. Every change is recorded in the
+	// log (an update's as it applies, a direct write at the next Save), so
+	// that [SessionLog.Deps] gives the deps as of any event.
 	Deps map[string]any
 	// Usage is what the run consumed so far; [Context.AddUsage] adds to it.
 	Usage Usage

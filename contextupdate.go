@@ -395,7 +395,9 @@ func (r *reducer) append(key string, item any) error {
 }
 
 // Apply applies u to c: the deps operations first, in order, through
-// [ContextUpdate.ToDeps], then the bookkeeping events, in order, appended to
+// [ContextUpdate.ToDeps], recorded in c's session log as one deps_update
+// event ([EventDepsUpdate]; an operation on a key the redaction rule names
+// is left out of it), then the bookkeeping events, in order, appended to
 // c's session log. Messages are never touched. An event whose type is not a
 // bookkeeping type is dropped with a warning on c's logger, and the rest
 // applies.

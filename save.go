@@ -43,7 +43,13 @@ import (
 // nothing new skips only the store handle c last used; given another
 // handle, it stores its state again, which tells whether the log is there.
 //
-// A save that fails leaves c as it was, even when the store kept the batch
+// Before it stores anything, a save records what was changed in Deps
+// directly since the last one as a deps_update event (see
+// [EventDepsUpdate]), the last of its batch, so that the log holds every
+// change of the deps; that event is c's whatever becomes of the save, as
+// the record of what happened, and a save that fails stores it next time.
+//
+// A save that fails leaves c otherwise as it was, even when the store kept the batch
 // and only the reply was lost (a connection dropped after the commit, ctx
 // done as the store wrote). Every batch carries a key the store keeps with
 // it ([Batch.Key]): the key given by [Context.SetBatchKey], or a random
