@@ -529,11 +529,12 @@ func (c *Context) Clone() *Context {
 }
 
 // rederive drops what c derives from its state and keeps beside it (the
-// lists ContextUpdate.Apply keeps for Deps, found again when next needed)
+// lists ContextUpdate.Apply keeps for Deps and the deps record keeps for
+// its fold, found again when next needed)
 // and derives again how the overlay shows at the head of the view: Clone,
 // Refresh and Load call it once they set the state or the view.
 func (c *Context) rederive() {
-	c.lists = nil
+	c.lists, c.depsRec.lists = nil, nil
 	c.refreshLead()
 }
 

@@ -24,6 +24,11 @@ import (
 type depsRecord struct {
 	base map[string]any
 	at   int64
+	// lists holds, by key, the lists of base a fold appended to, with
+	// their spare capacity (base holds them clipped), so that the next
+	// appends to them cost the items, not the list: as Context.lists does
+	// for Deps. A clone starts without: the capacity is the original's.
+	lists map[string][]any
 }
 
 // recordOps appends a deps_update event recording ops, the deps operations
@@ -65,7 +70,7 @@ func (c *Context) recordOps(ops []Operation) {
 // they agree), and the deps the log records once it is appended. It
 // changes nothing: [Context.recordDeps] appends the event.
 func (c *Context) depsChanges() (ops []any, next map[string]any, err error) {
-	logged, err := foldDeps(c.depsRec.base, &c.log, c.depsRec.at, c.log.len())
+	logged, err := c.depsRec.fold(&c.log, c.log.len())
 	if err != nil || !c.depsDiffer(logged) {
 		return nil, logged, err
 	}
@@ -123,7 +128,7 @@ func (c *Context) recordDeps(ops []any, next map[string]any) {
 		r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: ops}}
 		c.mustAdd(&r, nil, nil, slot{})
 	}
-	c.depsRec = depsRecord{base: next, at: c.log.len()}
+	c.depsRec.base, c.depsRec.at = next, c.log.len()
 }
 
 // depsDiffer reports whether c's deps may differ from logged, the deps the
@@ -167,11 +172,23 @@ func asWritten(v any) (any, bool) {
 	return out, err == nil
 }
 
+// fold returns the deps l records as of seq to: the record's base with the
+// deps_update events after it folded onto it, appending into the record's
+// lists where it can. It changes nothing else of the record.
+func (r *depsRecord) fold(l *eventLog, to int64) (map[string]any, error) {
+	if r.lists == nil {
+		r.lists = map[string][]any{}
+	}
+	return foldDeps(r.base, r.lists, l, r.at, to)
+}
+
 // foldDeps returns base with the deps_update events of l with seqs in
 // (from, to] folded onto it, in order; base itself when there are none.
-// It never writes base. A deps_update event whose data does not hold
-// operations is an error wrapping [ErrInvalidLog] naming it.
-func foldDeps(base map[string]any, l *eventLog, from, to int64) (map[string]any, error) {
+// It never writes base. lists, when not nil, holds lists it may append to
+// in place (see depsRecord) and gets the lists it grew. A deps_update
+// event whose data does not hold operations is an error wrapping
+// [ErrInvalidLog] naming it.
+func foldDeps(base map[string]any, lists map[string][]any, l *eventLog, from, to int64) (map[string]any, error) {
 	out := base
 	for seq := from + 1; seq <= to; seq++ {
 		r := l.rec(seq)
@@ -182,9 +199,16 @@ func foldDeps(base map[string]any, l *eventLog, from, to int64) (map[string]any,
 		if err != nil {
 			return nil, fmt.Errorf("events[%d]: %w", seq-1, err)
 		}
-		red, err := reduce(out, nil, ops)
+		red, err := reduce(out, lists, ops)
 		if err != nil {
 			return nil, fmt.Errorf("events[%d]: %v: %w", seq-1, err, ErrInvalidLog)
+		}
+		for k, ch := range red.changed {
+			if list, ok := ch.value.([]any); ok && lists != nil && cap(list) > len(list) {
+				lists[k] = list
+			} else if lists != nil {
+				delete(lists, k)
+			}
 		}
 		out = red.deps()
 	}
@@ -233,7 +257,7 @@ func (h *SessionLog) Deps(seq int64) (map[string]any, error) {
 	if seq < 0 || seq > l.len() {
 		return nil, fmt.Errorf("nous: deps as of event %d of a log of %d: %w", seq, l.len(), ErrOutOfRange)
 	}
-	deps, err := foldDeps(nil, l, 0, seq)
+	deps, err := foldDeps(nil, nil, l, 0, seq)
 	if err != nil {
 		return nil, fmt.Errorf("nous: deps as of event %d: %w", seq, err)
 	}

@@ -133,3 +133,30 @@ func mustJSON(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// A clone and its original append to the same recorded list apart: the
+// room the record keeps to append in place is the original's alone.
+func TestDepsRecordOfAClone(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	c := nous.NewContext(nous.WithLogger(quietLogger()))
+	for i := range 5 {
+		require.NoError(t, nous.NewContextUpdate().Append("l", i).Apply(c))
+		require.NoError(t, c.Save(ctx, s)) // the record's fold appends to its list
+	}
+	d := c.Clone()
+	require.NoError(t, nous.NewContextUpdate().Append("l", "clone").Apply(d))
+	require.NoError(t, d.Save(ctx, s))
+	require.NoError(t, nous.NewContextUpdate().Append("l", "original").Apply(c))
+	require.NoError(t, c.Save(ctx, s))
+	require.NoError(t, d.Save(ctx, s))
+	for name, x := range map[string]*nous.Context{"original": c, "clone": d} {
+		deps, err := x.Log().Deps(int64(x.Log().Len()))
+		require.NoError(t, err)
+		require.Equal(t, x.Deps["l"], deps["l"], "the %s's record", name)
+		x.Deps["other"] = 1 // a save compares the deps with the record
+		require.NoError(t, x.Save(ctx, s))
+		loaded := mustLoad(t, s, x.Log().ID())
+		require.Equal(t, x.Deps["l"], loaded.Deps["l"], "the %s as stored", name)
+	}
+}

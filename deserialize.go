@@ -61,7 +61,7 @@ func contextOf(r *restored) (*Context, error) {
 	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
 		return nil, err
 	}
-	deps, err := foldDeps(nil, &c.log, 0, c.log.len())
+	deps, err := foldDeps(nil, nil, &c.log, 0, c.log.len())
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/storetest"
 )
 
 // BenchmarkCompactTurn is a run that compacts before each model call: a
@@ -27,4 +28,50 @@ func BenchmarkCompactTurn(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// bytesStore is a store that keeps nothing and counts the bytes of the
+// batches it is given: the events and the state a save writes.
+type bytesStore struct {
+	nous.Store
+	bytes, saves int
+}
+
+func (s *bytesStore) Append(ctx context.Context, b nous.Batch) error {
+	s.saves++
+	s.bytes += len(b.State)
+	for _, e := range b.Events {
+		s.bytes += len(e)
+	}
+	return s.Store.Append(ctx, b)
+}
+
+// BenchmarkSaveDeps is a turn whose tools change the deps, saved: a
+// question and an answer, an update that appends a note and sets a
+// counter, a dep set directly, and a Save to a store in memory. bytes/save
+// is what each save writes, events and state; it grows with the record of
+// the deps' changes in the log.
+func BenchmarkSaveDeps(b *testing.B) {
+	s := &bytesStore{Store: storetest.NewMemory()}
+	c := nous.NewContext(nous.WithDeps(map[string]any{"user": "ada", "prefs": map[string]any{"units": "metric"}}))
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		if err := c.AddMessage(nous.UserMessage("what is the weather in Paris today?")); err != nil {
+			b.Fatal(err)
+		}
+		if err := nous.NewContextUpdate().Append("notes", "asked about Paris").Set("turns", i).Apply(c); err != nil {
+			b.Fatal(err)
+		}
+		c.Deps["last_city"] = "Paris"
+		if err := c.AddMessage(nous.AssistantMessage("Sunny, 21 degrees.")); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Save(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(s.bytes)/float64(s.saves), "bytes/save")
 }

@@ -139,7 +139,7 @@ func checkReduction(initial map[string]any, ops []reftest.Op, split int) error {
 		// is the deps as written after.
 		written, _ := asWritten(newSanitizer(nil).deps(initial))
 		before, _ := written.(map[string]any)
-		folded, err := foldDeps(before, &ctx.log, 0, int64(ctx.Log().Len()))
+		folded, err := foldDeps(before, nil, &ctx.log, 0, int64(ctx.Log().Len()))
 		after, _ := asWritten(newSanitizer(nil).deps(gotDeps))
 		if err != nil || !jsonx.Equal(folded, after) {
 			return fmt.Errorf("the deps the log records, %#v (%v), are not the deps written, %#v", folded, err, after)

@@ -424,7 +424,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 			v.put(s, mi)
 		}
 	}
-	deps, err := foldDeps(c.depsRec.base, &l, c.depsRec.at, l.len())
+	deps, err := c.depsRec.fold(&l, l.len())
 	if err != nil {
 		if !c.view.shared {
 			c.view.entries, _ = c.log.fold()
@@ -435,7 +435,8 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		c.ToolCalls = append(c.ToolCalls, l.calls.at(i).clone())
 	}
 	c.calls = c.ToolCalls
-	c.log, c.view, c.depsRec = l, v, depsRecord{base: deps, at: l.len()}
+	c.log, c.view = l, v
+	c.depsRec.base, c.depsRec.at = deps, l.len()
 	d.Deps = c.refreshedDeps(d.Deps, mine.Deps)
 	c.setState(&d)
 	c.rederive()
