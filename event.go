@@ -198,11 +198,14 @@ func (e *Event) check() error {
 	return nil
 }
 
-// DataSource is the event Data key under which [WithSource] records where an
-// injected message came from.
-const DataSource = "source"
-
-// DataOps is the Data key of a deps_update event ([EventDepsUpdate]): a
-// list of operations, each an object with "op" (set, merge, append or
-// delete), "key" and, but for delete, "value".
-const DataOps = "ops"
+// The Data keys of the events the context logs itself but the step_end's
+// ([DataUsage]).
+const (
+	// DataSource is the key under which [WithSource] records where an
+	// injected message came from.
+	DataSource = "source"
+	// DataOps is the key of a deps_update event's operations
+	// ([EventDepsUpdate]): a list, each an object with "op" (set, merge,
+	// append or delete), "key" and, but for delete, "value".
+	DataOps = "ops"
+)
