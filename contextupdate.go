@@ -434,7 +434,7 @@ func (u ContextUpdate) Apply(c *Context) error {
 			c.Deps[k] = clipped(ch.value)
 		}
 	}
-	c.recordOps(ops)
+	c.recordOps(ops, r.changed)
 	for _, op := range ops {
 		if op.Kind != OpLogEvent {
 			continue

@@ -3,6 +3,7 @@ package nous
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"unicode/utf8"
 
@@ -29,18 +30,28 @@ type depsRecord struct {
 	// appends to them cost the items, not the list: as Context.lists does
 	// for Deps. A clone starts without: the capacity is the original's.
 	lists map[string][]any
+	// rule is the redaction rule (its code) base was last compared with
+	// the deps by: a save under another compares every value.
+	rule uintptr
 }
 
 // recordOps appends a deps_update event recording ops, the deps operations
-// of an update just applied: sanitized as deps are written, an operation
-// on a key the redaction rule names left out. Nothing is appended when no
-// operation is left.
-func (c *Context) recordOps(ops []Operation) {
+// of an update just applied, whose changed keys are changed: sanitized as
+// deps are written, an operation on a key the redaction rule names left
+// out. The record's fold takes them at once, so that an update costs its
+// operations. When they do not fold onto what the log records (a key was
+// changed directly since, to something an append or a merge does not fit,
+// or its value is written as another kind, as a []byte is as a string),
+// the event records the changed keys' new values instead, as sets and
+// deletes: what the log folds to is what the deps hold. Nothing is
+// appended when no operation is left.
+func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 	s := sanitizer{jsonx.Sanitizer{Rule: c.Redact, Redacting: true}}
 	if s.Rule == nil {
 		s.Rule = IsSecretKey
 	}
 	var out []any
+	var kept []Operation
 	for _, op := range ops {
 		if op.Kind == OpLogEvent || s.Rule(op.Key) {
 			continue
@@ -55,13 +66,62 @@ func (c *Context) recordOps(ops []Operation) {
 				continue // nothing JSON can hold: the save's comparison records what it did
 			}
 			rec["value"] = v
+			op.Value = v
 		}
 		out = append(out, rec)
+		kept = append(kept, op)
 	}
-	if len(out) > 0 {
-		r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: out}}
-		c.mustAdd(&r, nil, nil, slot{})
+	if len(out) == 0 {
+		return
 	}
+	logged, err := c.depsRec.fold(&c.log, c.log.len())
+	if err != nil {
+		return // a log whose record does not fold: the save that reads it says so
+	}
+	next, err := foldOps(logged, c.depsRec.lists, kept)
+	if err != nil {
+		out, next = c.recordValues(&s, logged, changed)
+		if len(out) == 0 {
+			return
+		}
+	}
+	r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: out}}
+	c.mustAdd(&r, nil, nil, slot{})
+	c.depsRec.base, c.depsRec.at = next, c.log.len()
+}
+
+// recordValues returns the operations that set each key of changed to the
+// value the deps hold now, as written, or delete it, and logged with them
+// applied.
+func (c *Context) recordValues(s *sanitizer, logged map[string]any, changed map[string]change) ([]any, map[string]any) {
+	var out []any
+	next := maps.Clone(logged)
+	if next == nil {
+		next = map[string]any{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(changed)) {
+		if s.Rule(k) {
+			continue
+		}
+		v, present := c.Deps[k]
+		keep := false
+		if present {
+			s.Stack = s.Stack[:0]
+			v, keep, _ = s.Value(v, 1)
+			if keep {
+				v, keep = asWritten(v)
+			}
+		}
+		switch _, logs := logged[k]; {
+		case keep:
+			out = append(out, map[string]any{"op": string(OpSet), "key": k, "value": v})
+			next[k] = v
+		case logs:
+			out = append(out, map[string]any{"op": string(OpDelete), "key": k})
+			delete(next, k)
+		}
+	}
+	return out, next
 }
 
 // depsChanges returns how the deps, as a save writes them, differ from
@@ -71,7 +131,10 @@ func (c *Context) recordOps(ops []Operation) {
 // changes nothing: [Context.recordDeps] appends the event.
 func (c *Context) depsChanges() (ops []any, next map[string]any, err error) {
 	logged, err := c.depsRec.fold(&c.log, c.log.len())
-	if err != nil || !c.depsDiffer(logged) {
+	// A rule other than the one the record was made with may name a key
+	// inside a value: every value is compared as now written.
+	ruleChanged := reflect.ValueOf(c.Redact).Pointer() != c.depsRec.rule
+	if err != nil || !ruleChanged && !c.depsDiffer(logged) {
 		return nil, logged, err
 	}
 	s := newSanitizer(c.Redact)
@@ -92,10 +155,11 @@ func (c *Context) depsChanges() (ops []any, next map[string]any, err error) {
 		next[k] = v
 		ops = append(ops, map[string]any{"op": string(OpSet), "key": k, "value": v})
 	}
+	collide := jsonx.CollidingKeys(c.Deps) // written as one key: the state holds neither
 	for _, k := range slices.Sorted(maps.Keys(c.Deps)) {
 		v := c.Deps[k]
 		was, logs := logged[k]
-		if s.Rule(k) || logs && jsonx.Equal(v, was) {
+		if s.Rule(k) || collide[k] || logs && jsonx.Equal(v, was) && !ruleChanged {
 			continue
 		}
 		s.Stack = s.Stack[:0]
@@ -111,7 +175,7 @@ func (c *Context) depsChanges() (ops []any, next map[string]any, err error) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(logged)) {
-		if _, ok := c.Deps[k]; !ok || s.Rule(k) {
+		if _, ok := c.Deps[k]; !ok || s.Rule(k) || collide[k] {
 			set(k, nil, true)
 		}
 	}
@@ -129,6 +193,7 @@ func (c *Context) recordDeps(ops []any, next map[string]any) {
 		c.mustAdd(&r, nil, nil, slot{})
 	}
 	c.depsRec.base, c.depsRec.at = next, c.log.len()
+	c.depsRec.rule = reflect.ValueOf(c.Redact).Pointer()
 }
 
 // depsDiffer reports whether c's deps may differ from logged, the deps the
@@ -162,7 +227,9 @@ func asWritten(v any) (any, bool) {
 	case nil, bool, int:
 		return v, true
 	case string:
-		return v, utf8.ValidString(x)
+		if utf8.ValidString(x) {
+			return v, true
+		}
 	}
 	b, err := encodeValue(v)
 	if err != nil {
@@ -199,20 +266,29 @@ func foldDeps(base map[string]any, lists map[string][]any, l *eventLog, from, to
 		if err != nil {
 			return nil, fmt.Errorf("events[%d]: %w", seq-1, err)
 		}
-		red, err := reduce(out, lists, ops)
-		if err != nil {
+		if out, err = foldOps(out, lists, ops); err != nil {
 			return nil, fmt.Errorf("events[%d]: %v: %w", seq-1, err, ErrInvalidLog)
 		}
-		for k, ch := range red.changed {
-			if list, ok := ch.value.([]any); ok && lists != nil && cap(list) > len(list) {
-				lists[k] = list
-			} else if lists != nil {
-				delete(lists, k)
-			}
-		}
-		out = red.deps()
 	}
 	return out, nil
+}
+
+// foldOps returns base with ops applied, appending into lists where it
+// can and keeping there the lists it grew (see depsRecord); base itself is
+// never written.
+func foldOps(base map[string]any, lists map[string][]any, ops []Operation) (map[string]any, error) {
+	red, err := reduce(base, lists, ops)
+	if err != nil {
+		return nil, err
+	}
+	for k, ch := range red.changed {
+		if list, ok := ch.value.([]any); ok && lists != nil && cap(list) > len(list) {
+			lists[k] = list
+		} else if lists != nil {
+			delete(lists, k)
+		}
+	}
+	return red.deps(), nil
 }
 
 // decodeOps reads the operations of a deps_update event's data.
@@ -257,7 +333,7 @@ func (h *SessionLog) Deps(seq int64) (map[string]any, error) {
 	if seq < 0 || seq > l.len() {
 		return nil, fmt.Errorf("nous: deps as of event %d of a log of %d: %w", seq, l.len(), ErrOutOfRange)
 	}
-	deps, err := foldDeps(nil, nil, l, 0, seq)
+	deps, err := foldDeps(nil, map[string][]any{}, l, 0, seq)
 	if err != nil {
 		return nil, fmt.Errorf("nous: deps as of event %d: %w", seq, err)
 	}

@@ -61,11 +61,12 @@ func contextOf(r *restored) (*Context, error) {
 	if err := c.takeToolCalls(now(), "tool_calls"); err != nil {
 		return nil, err
 	}
-	deps, err := foldDeps(nil, nil, &c.log, 0, c.log.len())
+	lists := map[string][]any{}
+	deps, err := foldDeps(nil, lists, &c.log, 0, c.log.len())
 	if err != nil {
 		return nil, err
 	}
-	c.depsRec = depsRecord{base: deps, at: c.log.len()}
+	c.depsRec = depsRecord{base: deps, at: c.log.len(), lists: lists}
 	return c, nil
 }
 

@@ -1,6 +1,8 @@
 package nous
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -136,6 +138,9 @@ func (s *sanitizer) event(e Event) Event {
 // a rule that names every "token" would drop, so that a loaded log
 // counts what its steps cost.
 func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
+	if ops, ok := data[DataOps].([]any); ok && t == EventDepsUpdate {
+		return s.depsOps(ops)
+	}
 	usage, ok := data[DataUsage].(map[string]any)
 	if t != EventStepEnd || !ok {
 		out, _ := s.redacted(data)
@@ -156,6 +161,43 @@ func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
 	}
 	out[DataUsage] = kept
 	return out
+}
+
+// depsOps returns a deps_update event's data, its operations ops, as it is
+// persisted: the operations' own fields kept whatever the rule says of
+// their names ("key", "value"), an operation on a key the rule names
+// dropped, as the deps drop the key, and each value without secrets at
+// any depth, nor what JSON cannot hold, as deps are written.
+func (s *sanitizer) depsOps(ops []any) map[string]any {
+	s.Redacting = true
+	defer func() { s.Redacting = false }()
+	s.Push(jsonx.Segment{Key: DataOps})
+	defer s.Pop()
+	out := make([]any, 0, len(ops))
+	for i, item := range ops {
+		op, ok := item.(map[string]any)
+		key, _ := op["key"].(string)
+		if ok && s.Rule(key) {
+			s.Secrets = append(s.Secrets, s.Where(fmt.Sprintf("[%d]", i)))
+			continue
+		}
+		if v, has := op["value"]; ok && has {
+			s.Push(jsonx.Segment{Index: i, IsIndex: true})
+			s.Stack = s.Stack[:0]
+			nv, keep, changed := s.Value(v, 3)
+			s.Pop()
+			if !keep {
+				s.Drop(fmt.Sprintf("[%d]", i))
+				continue
+			}
+			if changed {
+				op = maps.Clone(op)
+				op["value"] = nv
+			}
+		}
+		out = append(out, op)
+	}
+	return map[string]any{DataOps: out}
 }
 
 // deps returns the deps as they are persisted: without secrets and without

@@ -335,6 +335,11 @@ func isNull(raw []byte) bool {
 // have the same value (3, int64(3) and 3.0 are), and a value of any other
 // type is equal to nothing, as it can hold anything.
 func Equal(a, b any) bool {
+	if x, ok := a.(json.Number); ok {
+		if y, ok := b.(json.Number); ok && x == y { // one text, one number (even past a float64's range)
+			return true
+		}
+	}
 	switch x := a.(type) {
 	case nil:
 		return b == nil

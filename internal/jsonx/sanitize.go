@@ -159,7 +159,7 @@ func (s *Sanitizer) Top(m map[string]any) (map[string]any, bool) {
 // copy. m itself is never modified.
 func (s *Sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any // a copy, made at the first change
-	collide := collidingKeys(m)
+	collide := CollidingKeys(m)
 	for k, v := range m {
 		if collide[k] {
 			s.Drop(k)
@@ -200,12 +200,12 @@ func (s *Sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool)
 	return out, true
 }
 
-// collidingKeys returns the keys of m that are not valid UTF-8 and that,
+// CollidingKeys returns the keys of m that are not valid UTF-8 and that,
 // written with each invalid byte replaced by U+FFFD (as JSON must), equal
 // another key of m: a document could hold only one of them, and which one
 // would depend on the map's order. It allocates only for a map with such a
 // key.
-func collidingKeys(m map[string]any) map[string]bool {
+func CollidingKeys(m map[string]any) map[string]bool {
 	var invalid []string
 	for k := range m {
 		if !utf8.ValidString(k) {
