@@ -56,7 +56,7 @@ func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 		if op.Kind == OpLogEvent || s.Rule(op.Key) {
 			continue
 		}
-		rec := map[string]any{"op": string(op.Kind), "key": op.Key}
+		rec := map[string]any{"op": opName(op.Kind), "key": op.Key}
 		if op.Kind != OpDelete {
 			v, keep, _ := s.Value(op.Value, 1)
 			if keep {
@@ -88,6 +88,22 @@ func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 	r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: out}}
 	c.mustAdd(&r, nil, nil, slot{})
 	c.depsRec.base, c.depsRec.at = next, c.log.len()
+}
+
+// opName returns k's name as the log writes it: a constant for each kind,
+// which an interface holds without allocating.
+func opName(k OpKind) any {
+	switch k {
+	case OpSet:
+		return string(OpSet)
+	case OpMerge:
+		return string(OpMerge)
+	case OpAppend:
+		return string(OpAppend)
+	case OpDelete:
+		return string(OpDelete)
+	}
+	return string(k)
 }
 
 // recordValues returns the operations that set each key of changed to the
@@ -223,13 +239,8 @@ func (c *Context) depsDiffer(logged map[string]any) bool {
 // null. So an event holds in memory what it holds once loaded, and false
 // when v cannot be written after all.
 func asWritten(v any) (any, bool) {
-	switch x := v.(type) { // the values that read back as they are, without a round trip
-	case nil, bool, int:
-		return v, true
-	case string:
-		if utf8.ValidString(x) {
-			return v, true
-		}
+	if out, ok := copyWritten(v, 0); ok {
+		return out, true
 	}
 	b, err := encodeValue(v)
 	if err != nil {
@@ -247,6 +258,46 @@ func (r *depsRecord) fold(l *eventLog, to int64) (map[string]any, error) {
 		r.lists = map[string][]any{}
 	}
 	return foldDeps(r.base, r.lists, l, r.at, to)
+}
+
+// copyWritten returns a copy of v when v is made only of values that read
+// back as they are (nil, booleans, valid UTF-8, ints, maps and lists of
+// them, not nil, at most jsonx.MaxDepth deep), and false for anything
+// else, which asWritten writes and reads back instead.
+func copyWritten(v any, depth int) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, int:
+		return v, true
+	case string:
+		return v, utf8.ValidString(x)
+	case map[string]any:
+		if x == nil || depth >= jsonx.MaxDepth {
+			return nil, false
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, ok := copyWritten(e, depth+1)
+			if !ok || !utf8.ValidString(k) {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	case []any:
+		if x == nil || depth >= jsonx.MaxDepth {
+			return nil, false
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := copyWritten(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // foldDeps returns base with the deps_update events of l with seqs in
