@@ -435,16 +435,51 @@ func (s *SessionService) landed(ctx context.Context, k key, e *entry, as *adkSes
 		return err
 	}
 	head, n, has := as.holds(i, event.ID)
+	at, end := batchOf(e.c, i)
 	switch {
 	case has:
 		return nil
-	case i == n && int64(n) == head:
-		// Each event of a session's log is an ADK event: the i-th of
-		// them is the log's event i+1.
-		as.applied(event, head+1)
+	case i == n && head < at && adkEventsBefore(e.c, head) == n:
+		// The event is the next of sess's, and sess read the log up to
+		// where its batch starts: the log's events after an ADK event
+		// and before the next are its batch's (the deps' change a save
+		// records).
+		as.applied(event, end)
 		return nil
 	}
 	return fmt.Errorf("nousadk: append event %q to %s: it was stored as event %d, and this Session was read at event %d: %w", event.ID, k, i+1, head, ErrStaleSession)
+}
+
+// batchOf returns the seq of the runtime_event of the i-th ADK event of
+// c's log and the seq its batch ends at: the event before the next ADK
+// event, or the log's last.
+func batchOf(c *nous.Context, i int) (at, end int64) {
+	n := -1
+	for e := range c.Log().All() {
+		if e.Type != nous.EventRuntime {
+			continue
+		}
+		if n++; n == i {
+			at = e.Seq
+		} else if n == i+1 {
+			return at, e.Seq - 1
+		}
+	}
+	return at, int64(c.Log().Len())
+}
+
+// adkEventsBefore returns the number of ADK events of c's log up to seq.
+func adkEventsBefore(c *nous.Context, seq int64) int {
+	n := 0
+	for e := range c.Log().All() {
+		if e.Seq > seq {
+			break
+		}
+		if e.Type == nous.EventRuntime {
+			n++
+		}
+	}
+	return n
 }
 
 // sharedDeltas saves the app and user deltas of a stored event to their
