@@ -42,8 +42,9 @@ type depsRecord struct {
 // operations. When they do not fold onto what the log records (a key was
 // changed directly since, to something an append or a merge does not fit,
 // or its value is written as another kind, as a []byte is as a string),
-// the event records the changed keys' new values instead, as sets and
-// deletes: what the log folds to is what the deps hold. Nothing is
+// or it merges, whose value may merge otherwise once read back), the event
+// records the changed keys' new values instead, as sets and deletes: what
+// the log folds to is what the deps hold. Nothing is
 // appended when no operation is left.
 func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 	s := sanitizer{jsonx.Sanitizer{Rule: c.Redact, Redacting: true}}
@@ -79,7 +80,7 @@ func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 		return // a log whose record does not fold: the save that reads it says so
 	}
 	next, err := foldOps(logged, c.depsRec.lists, kept)
-	if err != nil {
+	if err != nil || merges(kept) {
 		out, next = c.recordValues(&s, logged, changed)
 		if len(out) == 0 {
 			return
@@ -88,6 +89,13 @@ func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 	r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: out}}
 	c.mustAdd(&r, nil, nil, slot{})
 	c.depsRec.base, c.depsRec.at = next, c.log.len()
+}
+
+// merges reports whether ops hold a merge: its value read back from JSON
+// may merge otherwise than the value given (a nil map merges nothing, its
+// JSON null replaces), so an update with one records the values it made.
+func merges(ops []Operation) bool {
+	return slices.ContainsFunc(ops, func(op Operation) bool { return op.Kind == OpMerge })
 }
 
 // opName returns k's name as the log writes it: a constant for each kind,
@@ -128,11 +136,10 @@ func (c *Context) recordValues(s *sanitizer, logged map[string]any, changed map[
 				v, keep = asWritten(v)
 			}
 		}
-		switch _, logs := logged[k]; {
-		case keep:
+		if keep {
 			out = append(out, map[string]any{"op": string(OpSet), "key": k, "value": v})
 			next[k] = v
-		case logs:
+		} else { // gone, or nothing JSON can hold: a delete, whether or not the log had it
 			out = append(out, map[string]any{"op": string(OpDelete), "key": k})
 			delete(next, k)
 		}

@@ -69,11 +69,7 @@ func (d *depsRun) step(step int) {
 			d.t.Fatalf("%s: %v", d.where(), err)
 		}
 		if !u.Empty() {
-			next, err := u.ToDeps(d.recorded)
-			if err != nil {
-				d.t.Fatalf("%s: %v", d.where(), err)
-			}
-			d.recorded = written(next)
+			d.recorded = d.recordedAfter(u)
 		}
 	case k < 9:
 		key, v := d.value()
@@ -113,6 +109,37 @@ func (d *depsRun) step(step int) {
 		d.c = d.c.Clone()
 	}
 	d.track()
+}
+
+// recordedAfter returns the deps the log records once u applied: its
+// operations on what the log recorded, or, for an update that merges,
+// the values the deps hold now at the keys it changed (a merge's value
+// read back from JSON may merge otherwise, so it is recorded so).
+func (d *depsRun) recordedAfter(u nous.ContextUpdate) map[string]any {
+	ops := u.Operations()
+	merges := false
+	for _, op := range ops {
+		merges = merges || op.Kind == nous.OpMerge
+	}
+	if !merges {
+		next, err := u.ToDeps(d.recorded)
+		if err != nil {
+			d.t.Fatalf("%s: %v", d.where(), err)
+		}
+		return written(next)
+	}
+	now, next := written(d.c.Deps), written(d.recorded)
+	for _, op := range ops {
+		if op.Kind == nous.OpLogEvent {
+			continue
+		}
+		if v, ok := now[op.Key]; ok {
+			next[op.Key] = v
+		} else {
+			delete(next, op.Key)
+		}
+	}
+	return next
 }
 
 // update returns a random update of one to three operations on the keys
