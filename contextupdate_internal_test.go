@@ -343,14 +343,15 @@ func TestApply(t *testing.T) {
 	events := c.Log().Events()
 	require.Len(t, events, 4, "one message, the deps' change and the two bookkeeping events")
 	assert.Equal(t, EventDepsUpdate, events[1].Type, "the deps operations are recorded first, in order")
-	assert.Equal(t, map[string]any{DataOps: []any{ // an update that merges records the values it made
+	assert.Equal(t, map[string]any{DataOps: []any{ // a key merged into is recorded by its value, last
 		map[string]any{"op": "set", "key": "k", "value": "v"},
-		map[string]any{"op": "set", "key": "l", "value": []any{"a", "b"}},
+		map[string]any{"op": "append", "key": "l", "value": "b"},
 		map[string]any{"op": "set", "key": "m", "value": map[string]any{"x": 1, "y": 2}},
 	}}, events[1].Data)
 	deps, err := c.Log().Deps(int64(c.Log().Len()))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"k": "v", "l": []any{"a", "b"}, "m": map[string]any{"x": 1, "y": 2}}, deps)
+	assert.Equal(t, map[string]any{"k": "v", "l": []any{"b"}, "m": map[string]any{"x": 1, "y": 2}}, deps,
+		"the deps given to NewContext are recorded by the first save, not before")
 	events = events[1:]
 	assert.Equal(t, EventToolCall, events[1].Type)
 	assert.Equal(t, map[string]any{"name": "first"}, events[1].Data)

@@ -42,19 +42,27 @@ type depsRecord struct {
 // operations. When they do not fold onto what the log records (a key was
 // changed directly since, to something an append or a merge does not fit,
 // or its value is written as another kind, as a []byte is as a string),
-// or it merges, whose value may merge otherwise once read back), the event
-// records the changed keys' new values instead, as sets and deletes: what
-// the log folds to is what the deps hold. Nothing is
+// the event records the changed keys' new values instead, as sets and
+// deletes: what the log folds to is what the deps hold. A key an update
+// merges into is recorded so too, after the other keys' operations: a
+// merge's value read back from JSON may merge otherwise than the value
+// given (a nil map merges nothing, its null replaces). Nothing is
 // appended when no operation is left.
 func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 	s := sanitizer{jsonx.Sanitizer{Rule: c.Redact, Redacting: true}}
 	if s.Rule == nil {
 		s.Rule = IsSecretKey
 	}
+	merged := map[string]change{} // the keys a merge changed: recorded by their values
+	for _, op := range ops {
+		if op.Kind == OpMerge {
+			merged[op.Key] = changed[op.Key]
+		}
+	}
 	var out []any
 	var kept []Operation
 	for _, op := range ops {
-		if op.Kind == OpLogEvent || s.Rule(op.Key) {
+		if _, m := merged[op.Key]; m || op.Kind == OpLogEvent || s.Rule(op.Key) {
 			continue
 		}
 		rec := map[string]any{"op": opName(op.Kind), "key": op.Key}
@@ -72,7 +80,7 @@ func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 		out = append(out, rec)
 		kept = append(kept, op)
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(merged) == 0 {
 		return
 	}
 	logged, err := c.depsRec.fold(&c.log, c.log.len())
@@ -80,22 +88,20 @@ func (c *Context) recordOps(ops []Operation, changed map[string]change) {
 		return // a log whose record does not fold: the save that reads it says so
 	}
 	next, err := foldOps(logged, c.depsRec.lists, kept)
-	if err != nil || merges(kept) {
+	switch {
+	case err != nil:
 		out, next = c.recordValues(&s, logged, changed)
-		if len(out) == 0 {
-			return
-		}
+	case len(merged) > 0: // the other keys' operations, then the merged keys' values
+		var vals []any
+		vals, next = c.recordValues(&s, next, merged)
+		out = append(out, vals...)
+	}
+	if len(out) == 0 {
+		return
 	}
 	r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: out}}
 	c.mustAdd(&r, nil, nil, slot{})
 	c.depsRec.base, c.depsRec.at = next, c.log.len()
-}
-
-// merges reports whether ops hold a merge: its value read back from JSON
-// may merge otherwise than the value given (a nil map merges nothing, its
-// JSON null replaces), so an update with one records the values it made.
-func merges(ops []Operation) bool {
-	return slices.ContainsFunc(ops, func(op Operation) bool { return op.Kind == OpMerge })
 }
 
 // opName returns k's name as the log writes it: a constant for each kind,

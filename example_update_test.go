@@ -32,7 +32,7 @@ func ExampleNewContextUpdate() {
 	// Output:
 	// map[notes:[likes tea works nights] settings:map[theme:dark] user:ada]
 	// 0 messages
-	// 1 deps_update map[ops:[map[key:notes op:set value:[likes tea works nights]] map[key:settings op:set value:map[theme:dark]] map[key:user op:set value:ada]]]
+	// 1 deps_update map[ops:[map[key:user op:set value:ada] map[key:notes op:append value:works nights] map[key:settings op:set value:map[theme:dark]]]]
 	// 2 tool_call map[name:remember]
 }
 

@@ -112,31 +112,35 @@ func (d *depsRun) step(step int) {
 }
 
 // recordedAfter returns the deps the log records once u applied: its
-// operations on what the log recorded, or, for an update that merges,
-// the values the deps hold now at the keys it changed (a merge's value
-// read back from JSON may merge otherwise, so it is recorded so).
+// operations on what the log recorded, but for the keys it merges into,
+// recorded by the values the deps hold now (a merge's value read back from
+// JSON may merge otherwise); when its operations do not fold onto what the
+// log recorded, the values now of every key it changed.
 func (d *depsRun) recordedAfter(u nous.ContextUpdate) map[string]any {
 	ops := u.Operations()
-	merges := false
+	now := written(d.c.Deps)
+	byValue := map[string]bool{}
 	for _, op := range ops {
-		merges = merges || op.Kind == nous.OpMerge
-	}
-	if !merges {
-		next, err := u.ToDeps(d.recorded)
-		if err != nil {
-			d.t.Fatalf("%s: %v", d.where(), err)
+		if op.Kind == nous.OpMerge {
+			byValue[op.Key] = true
 		}
-		return written(next)
 	}
-	now, next := written(d.c.Deps), written(d.recorded)
-	for _, op := range ops {
-		if op.Kind == nous.OpLogEvent {
+	next, err := u.ToDeps(d.recorded)
+	if err != nil {
+		next = d.recorded
+		for _, op := range ops {
+			byValue[op.Key] = op.Kind != nous.OpLogEvent
+		}
+	}
+	next = written(next)
+	for k, v := range byValue {
+		if !v {
 			continue
 		}
-		if v, ok := now[op.Key]; ok {
-			next[op.Key] = v
+		if w, ok := now[k]; ok {
+			next[k] = w
 		} else {
-			delete(next, op.Key)
+			delete(next, k)
 		}
 	}
 	return next
