@@ -246,17 +246,18 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 	return nil
 }
 
-// add appends the event r, with its message m (a surface event) or the
-// call tc it records, to c's log, folds it into the view (through
+// mustAdd appends the event r, with its message m (a surface event) or
+// the call tc it records, to c's log, folds it into the view (through
 // [eventLog.slotOf], the fold's one step, near the slot near) and passes
-// it to the Observer:
-// every event a context appends goes through it. An event that does not
-// fold is an error, and c is as it was. m and tc are the log's afterwards.
-func (c *Context) add(r *record, m *Message, tc *ToolCall, near slot) error {
+// it to the Observer: every event a context appends goes through it. Its
+// callers make the event from the view it folds into, so it folds by
+// construction: an error is a bug of this package, and panics. m and tc
+// are the log's afterwards.
+func (c *Context) mustAdd(r *record, m *Message, tc *ToolCall, near slot) {
 	c.ready()
 	s, mi, err := c.log.add(c.view.entries, r, m, tc, near)
 	if err != nil {
-		return err
+		panic("nous: an event made from the view does not fold into it: " + err.Error())
 	}
 	if s.ok {
 		c.view.put(s, mi)
@@ -265,15 +266,6 @@ func (c *Context) add(r *record, m *Message, tc *ToolCall, near slot) error {
 		}
 	}
 	c.observe()
-	return nil
-}
-
-// mustAdd is add for an event its caller made from the view it folds
-// into, which folds by construction: an error is a bug of this package.
-func (c *Context) mustAdd(r *record, m *Message, tc *ToolCall, near slot) {
-	if err := c.add(r, m, tc, near); err != nil {
-		panic("nous: an event made from the view does not fold into it: " + err.Error())
-	}
 }
 
 // observe passes the event last appended to the Observer, if one is set.
