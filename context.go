@@ -232,8 +232,11 @@ func (c *Context) appendMessage(m Message, source string) {
 // A surface type is refused with an error wrapping [ErrSurfaceEvent], and an
 // unknown type with one wrapping [ErrUnknownEventType]; nothing is logged.
 func (c *Context) LogEvent(t EventType, data map[string]any) error {
-	if t == EventDepsUpdate {
+	switch t {
+	case EventDepsUpdate:
 		return fmt.Errorf("nous: log event %q (the deps' changes are recorded by ContextUpdate.Apply and Save): %w", t, ErrUnknownEventType)
+	case EventBatch:
+		return fmt.Errorf("nous: log event %q (Save ends each batch with one): %w", t, ErrUnknownEventType)
 	}
 	if t.IsSurface() {
 		return fmt.Errorf("nous: log event %q (messages are added with AddMessage): %w", t, ErrSurfaceEvent)

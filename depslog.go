@@ -213,13 +213,11 @@ func (c *Context) depsChanges() (ops []any, next map[string]any, err error) {
 
 // recordDeps appends the deps_update event of ops, what depsChanges
 // found, when there are any, and makes next the deps the log records.
-// Save calls it once it knows it stores something: the event stays in the
-// log whether or not the save succeeds, as a record of what happened,
-// and the next save stores it, so that a retry sends the same events.
+// Save calls it once it knows it stores something, as an event of its
+// batch ([Context.addQuiet]).
 func (c *Context) recordDeps(ops []any, next map[string]any) {
 	if len(ops) > 0 {
-		r := record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: ops}}
-		c.mustAdd(&r, nil, nil, slot{})
+		c.addQuiet(&record{typ: EventDepsUpdate, at: now(), data: map[string]any{DataOps: ops}})
 	}
 	c.depsRec.base, c.depsRec.at = next, c.log.len()
 	c.depsRec.rule = reflect.ValueOf(c.Redact).Pointer()

@@ -37,6 +37,13 @@ const (
 	// [DataOps]; the deps as of any seq are the fold of these events
 	// ([SessionLog.Deps]).
 	EventDepsUpdate EventType = "deps_update"
+	// EventBatch ends every batch a save stores: its Data holds, under
+	// [DataKeys], the batch's key ([Context.SetBatchKey], or a random one
+	// Save makes), so that a batch that landed when its save's reply was
+	// lost is found in the log itself. Only Save appends one; a log
+	// migrated from a store that kept the keys apart may hold one listing
+	// many.
+	EventBatch EventType = "batch"
 	// EventRuntime is an event of the runtime that drives the session,
 	// kept as its data holds it (an ADK event, say): nous reads nothing of
 	// it, and a store keeps it as it keeps every event.
@@ -56,7 +63,7 @@ func (t EventType) IsSurface() bool {
 // message. An unknown type is neither surface nor bookkeeping.
 func (t EventType) IsBookkeeping() bool {
 	switch t {
-	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime, EventDepsUpdate:
+	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime, EventDepsUpdate, EventBatch:
 		return true
 	}
 	return false
@@ -166,6 +173,9 @@ func (e *Event) check() error {
 		if e.Call != nil && e.Type != EventToolCall {
 			return fmt.Errorf("%s event carries a tool call (only tool_call events record one): %w", e.Type, ErrInvalidLog)
 		}
+		if _, err := batchKeys(e.Type, e.Data); err != nil {
+			return err
+		}
 		return nil
 	case !e.Type.IsSurface():
 		return fmt.Errorf("event type %q: %w", e.Type, ErrUnknownEventType)
@@ -208,4 +218,29 @@ const (
 	// ([EventDepsUpdate]): a list, each an object with "op" (set, merge,
 	// append or delete), "key" and, but for delete, "value".
 	DataOps = "ops"
+	// DataKeys is the key of a batch event's keys ([EventBatch]): a list
+	// of strings, each a key [CheckKey] accepts, none empty.
+	DataKeys = "keys"
 )
+
+// batchKeys returns the keys an event of type t with data data names: a
+// batch event's ([EventBatch]), nil for any other type. A batch event
+// without a list of keys is an error wrapping [ErrInvalidLog].
+func batchKeys(t EventType, data map[string]any) ([]string, error) {
+	if t != EventBatch {
+		return nil, nil
+	}
+	list, ok := data[DataKeys].([]any)
+	if !ok || len(list) == 0 {
+		return nil, fmt.Errorf("batch event without a list of %q: %w", DataKeys, ErrInvalidLog)
+	}
+	keys := make([]string, len(list))
+	for i, v := range list {
+		k, ok := v.(string)
+		if !ok || k == "" || CheckKey(k) != nil {
+			return nil, fmt.Errorf("batch event: %s[%d] is not a batch key: %w", DataKeys, i, ErrInvalidLog)
+		}
+		keys[i] = k
+	}
+	return keys, nil
+}

@@ -25,21 +25,20 @@ func newPersistence() persistence { return persistence{warned: new(warnedPaths)}
 type syncPoint struct {
 	store       Store     // the handle it last used
 	head        int64     // the seq it last saw stored
-	revision    int64     // the revision it last saw stored; 0: never saved
 	incarnation uuid.UUID // the incarnation it last saw stored
 	state       []byte    // the state document it last wrote or read
 	// attempts are the batches sent since whose outcome is unknown: one
 	// of them may have landed.
 	attempts []attempt
-	// keys are the keys of the stored log's batches c knows of, with the
-	// revision each one made.
+	// keys are the keys of the batches of the stored log as c last saw
+	// it ([EventBatch]), each with the seq of its batch event.
 	keys map[string]int64
 }
 
-// attempt is a batch a save sent whose outcome it never learnt: its key,
-// the head it would give the log, and the state it held.
+// attempt is a batch a save sent whose outcome it never learnt: the head
+// it would give the log, and the state it held. Its events are c's, up to
+// that head; the last names it.
 type attempt struct {
-	key   string
 	head  int64
 	state []byte
 }

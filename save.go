@@ -3,8 +3,6 @@ package nous
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,36 +49,38 @@ import (
 //
 // A save that fails leaves c otherwise as it was, even when the store kept the batch
 // and only the reply was lost (a connection dropped after the commit, ctx
-// done as the store wrote). Every batch carries a key the store keeps with
-// it ([Batch.Key]): the key given by [Context.SetBatchKey], or a random
-// one. The next save of c, or [Context.Refresh], finds by its key a batch
-// of c's that landed and takes it as saved, whatever other writers saved
-// since: retrying a failed save, at once or after more turns, stores
-// nothing twice. When another writer saved after it, the retry returns an
-// error wrapping [ErrConflict] with c's batch taken as saved, and a
-// Refresh brings the other writer's batches, c's turn kept once. Saving a
-// log that was deleted is an error wrapping [ErrNotFound]. Calls appended
-// to ToolCalls directly are recorded first, and an edited list is refused
-// with [ErrToolCallsEdited] (see [Context.AddToolCall]). Values JSON cannot
-// hold and secrets are dropped with a warning, as Serialize drops them.
+// done as the store wrote). Every batch ends with an [EventBatch] naming
+// it by a key: the key given by [Context.SetBatchKey], or a random one.
+// The next save of c, or [Context.Refresh], finds a batch of c's that
+// landed among the stored events, byte for byte, and takes it as saved,
+// whatever other writers saved since: retrying a failed save, at once or
+// after more turns, stores nothing twice. When another writer saved after
+// it, the retry returns an error wrapping [ErrConflict] with c's batch
+// taken as saved, and a Refresh brings the other writer's batches, c's
+// turn kept once. Saving a log that was deleted is an error wrapping
+// [ErrNotFound]. Calls appended to ToolCalls directly are recorded first,
+// and an edited list is refused with [ErrToolCallsEdited] (see
+// [Context.AddToolCall]). Values JSON cannot hold and secrets are dropped
+// with a warning, as Serialize drops them.
 func (c *Context) Save(ctx context.Context, s Store) error {
 	return c.save(ctx, s, false)
 }
 
-// SetBatchKey sets the key of the next batch Save stores ([Batch.Key]):
-// an application's own name for the turn, such as the ID of the request or
-// job that made it, which the store keeps with the batch and refuses to
-// store twice. A process that restarts after a crash, not knowing whether
-// its last save landed, loads the log and asks [Context.HasBatch]; a save
-// of a key the log holds already fails with [ErrLanded] and stores
-// nothing. The key is checked by [CheckKey] when Save sends it, and is
-// dropped once a batch with it is stored; "" goes back to random keys.
+// SetBatchKey sets the key of the next batch Save stores: an
+// application's own name for the turn, such as the ID of the request or
+// job that made it, which the batch's [EventBatch] records. A process that
+// restarts after a crash, not knowing whether its last save landed, loads
+// the log and asks [Context.HasBatch]; a save of a key the log holds
+// already fails with [ErrLanded] and stores nothing (one that another
+// writer stores meanwhile makes the save conflict, and the save after a
+// Refresh fail with ErrLanded). The key is checked by [CheckKey] when Save
+// sends it, and is dropped once a batch with it is stored; "" goes back to
+// random keys.
 func (c *Context) SetBatchKey(key string) { c.persist.batchKey = key }
 
 // HasBatch reports whether the log, as c last loaded, saved or refreshed
 // it, holds a batch with key key ([Context.SetBatchKey]): its turn is
-// stored. A context keeps the keys of its stored log's batches (some
-// hundred bytes each); a clone, which was never saved, has none.
+// stored. A clone, which was never saved, knows of none.
 func (c *Context) HasBatch(key string) bool {
 	_, ok := c.persist.synced.keys[key]
 	return ok && key != ""
@@ -93,7 +93,8 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		return fmt.Errorf("nous: save: %w", err)
 	}
 	c.ready()
-	if c.persist.synced.revision == 0 { // a first save: the name and labels are the log's from then on, never changed
+	sp := &c.persist.synced
+	if sp.store == nil { // a first save: the name and labels are the log's from then on, never changed
 		if err := CheckName(c.log.name, c.log.labels); err != nil {
 			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 		}
@@ -110,63 +111,65 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	}
 	san := newSanitizer(c.Redact)
 	state := c.savedState(san)
-	sp := &c.persist.synced
 	if c.log.len() == sp.head && len(ops) == 0 && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
 		// Only on the handle c last used: another may lack the log; nor
 		// after a batch that may have landed.
 		c.recordDeps(nil, deps)
 		return nil
 	}
-	if rev, ok := sp.keys[c.persist.batchKey]; ok && c.persist.batchKey != "" {
-		return fmt.Errorf("nous: save log %s: the batch key %q is the stored batch of revision %d's: %w", c.log.id, c.persist.batchKey, rev, ErrLanded)
+	if seq, ok := sp.keys[c.persist.batchKey]; ok && c.persist.batchKey != "" {
+		return fmt.Errorf("nous: save log %s: the batch key %q names the batch stored up to seq %d: %w", c.log.id, c.persist.batchKey, seq, ErrLanded)
 	}
+	// The batch's own events (the deps changed directly, the batch event)
+	// are c's once the store may hold them: when a save fails for sure,
+	// they go, and c is as it was.
+	kept, undo := c.log.len(), batchUndo{log: c.log, deps: c.depsRec}
 	c.recordDeps(ops, deps)
-	head := c.log.len()
-	events, err := c.encodeEvents(san, sp.head, head)
+	err = c.endBatch()
+	var events []json.RawMessage
+	if err == nil {
+		events, err = c.encodeEvents(san, sp.head, c.log.len()) // an error is a bug, as in Serialize
+	}
+	if err == nil && sp.store == nil && sp.incarnation == uuid.Nil { // kept from a first save that failed: its retry is the same batch
+		sp.incarnation, err = uuid.NewRandom()
+	}
 	if err != nil {
-		return fmt.Errorf("nous: save log %s: %w", c.log.id, err) // a bug, as in Serialize
+		c.undo(&undo)
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	c.warnDropped(san, "Save")
-	if sp.revision == 0 && sp.incarnation == uuid.Nil { // kept from a first save that failed: its retry is the same batch
-		if sp.incarnation, err = uuid.NewRandom(); err != nil {
-			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
-		}
-	}
-	key := c.persist.batchKey
-	if key == "" {
-		var random [16]byte
-		if _, err := rand.Read(random[:]); err != nil {
-			return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
-		}
-		key = base64.RawURLEncoding.EncodeToString(random[:]) // 22 characters
-	}
+	head := c.log.len()
 	info := c.logInfo(head)
-	info.Revision, info.Incarnation = sp.revision+1, sp.incarnation
-	b := Batch{Info: info, After: sp.head, State: state, Events: events, Key: key}
-	err = s.Append(ctx, b)
-	if err == nil {
+	info.Incarnation = sp.incarnation
+	err = s.Append(ctx, Batch{Info: info, After: sp.head, State: state, Events: events})
+	switch {
+	case err == nil:
+		c.observeFrom(kept)
 		c.markSynced(s, &info, state)
-		c.persist.synced.keys[key] = info.Revision
-		c.persist.batchKey = ""
-		return nil
-	}
-	if errors.Is(err, ErrConflict) && !retried && len(sp.attempts) > 0 {
-		if st, rerr := s.Read(ctx, c.log.id, sp.head); rerr == nil {
-			if m, ok := c.takeLanded(s, &st, events); ok {
-				if st.Info.Revision == m.Revision {
-					return c.save(ctx, s, true) // what came after the batch that landed
-				}
-				return fmt.Errorf("nous: save log %s: its batch %q landed at revision %d, and the store moved on to revision %d since: Refresh to take the other batches: %w",
-					c.log.id, m.Key, m.Revision, st.Info.Revision, ErrConflict)
-			}
+		if c.HasBatch(c.persist.batchKey) {
+			c.persist.batchKey = ""
 		}
-	}
-	if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrInvalidKey) && !errors.Is(err, ErrInvalidName) {
+		return nil
+	case !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrInvalidName):
 		// Its outcome is unknown: the next save, or Refresh, looks for it.
+		c.observeFrom(kept)
 		if len(sp.attempts) == maxAttempts {
 			sp.attempts = slices.Delete(sp.attempts, 0, 1)
 		}
-		sp.attempts = append(sp.attempts, attempt{key: key, head: head, state: state})
+		sp.attempts = append(sp.attempts, attempt{head: head, state: state})
+		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+	}
+	c.undo(&undo)
+	if errors.Is(err, ErrConflict) && !retried && len(sp.attempts) > 0 {
+		if st, rerr := s.Read(ctx, c.log.id, sp.head); rerr == nil {
+			if at, ok := c.takeLanded(s, &st, events); ok {
+				if st.Info.Head == at {
+					return c.save(ctx, s, true) // what came after the batch that landed
+				}
+				return fmt.Errorf("nous: save log %s: its batch landed up to seq %d, and the store moved on to seq %d since: Refresh to take the other batches: %w",
+					c.log.id, at, st.Info.Head, ErrConflict)
+			}
+		}
 	}
 	return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 }
@@ -186,52 +189,63 @@ func sameStore(a, b Store) bool {
 	return a != nil && b != nil && reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.ValueOf(a).Comparable() && a == b
 }
 
-// markSynced records that c's store s now holds c's log up to info's head
-// and revision, with state. The keys c knows of stay.
+// markSynced records that c's store s now holds c's log up to info's head,
+// with state, and adds the keys of the batches c's events up to that head
+// hold to those c knows of.
 func (c *Context) markSynced(s Store, info *LogInfo, state []byte) {
-	keys := c.persist.synced.keys
-	if keys == nil {
-		keys = map[string]int64{}
+	sp := &c.persist.synced
+	keys, from := sp.keys, sp.head
+	if keys == nil || sp.incarnation != info.Incarnation {
+		keys, from = map[string]int64{}, 0
 	}
-	c.persist.synced = syncPoint{store: s, head: info.Head, revision: info.Revision, incarnation: info.Incarnation, state: state, keys: keys}
+	for seq := from + 1; seq <= info.Head; seq++ {
+		r := c.log.rec(seq)
+		if r.typ != EventBatch {
+			continue
+		}
+		names, _ := batchKeys(r.typ, r.data) // checked as the event was read or made
+		for _, k := range names {
+			keys[k] = seq
+		}
+	}
+	*sp = syncPoint{store: s, head: info.Head, incarnation: info.Incarnation, state: state, keys: keys}
 }
 
 // takeLanded looks in st, read from s after the seq c last saw, for the
 // batch of one of c's attempts: a save whose outcome c never learnt (the
 // connection dropped after the store committed it, the context was
-// cancelled as it did), which left c as it was. It is the batch right
-// after the revision c saw, of the same incarnation, with the key and the
-// head of an attempt, whose events are c's own, byte for byte (mine: c's
-// events after that seq, as a store keeps them). Then c takes it as saved,
-// the state as the attempt sent it, and takeLanded returns its mark.
-func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (BatchMark, bool) {
+// cancelled as it did), which left c as it was. Every attempt sent the
+// events of c's log after that seq up to its head (mine, as a store keeps
+// them), the last a batch event of a key of its own: it landed when they
+// are the first stored, byte for byte, of the same incarnation. Then c
+// takes it as saved, the state as the attempt sent it, and takeLanded
+// returns its head. Of attempts that all match (a later one sent an
+// earlier one's events again, and more), the longest is the one that
+// landed: the others' batch events are in it.
+func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (int64, bool) {
 	sp := &c.persist.synced
 	if st.Info.Incarnation != sp.incarnation {
-		return BatchMark{}, false
+		return 0, false
 	}
-	for _, m := range st.Batches {
-		if m.Revision != sp.revision+1 {
+	found := -1
+	for i, a := range sp.attempts {
+		n := a.head - sp.head
+		if n <= 0 || n > int64(len(mine)) || n > int64(len(st.Events)) || found >= 0 && a.head <= sp.attempts[found].head {
 			continue
 		}
-		i := slices.IndexFunc(sp.attempts, func(a attempt) bool { return a.key == m.Key && a.head == m.Head })
-		n := m.Head - sp.head
-		if i < 0 || n < 0 || n > int64(len(mine)) || n > int64(len(st.Events)) {
-			return BatchMark{}, false
+		if slices.EqualFunc(st.Events[:n], mine[:n], func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
+			found = i
 		}
-		for j := range n {
-			if !bytes.Equal(st.Events[j], mine[j]) {
-				return BatchMark{}, false
-			}
-		}
-		state := sp.attempts[i].state
-		c.markSynced(s, &LogInfo{Head: m.Head, Revision: m.Revision, Incarnation: st.Info.Incarnation}, state)
-		c.persist.synced.keys[m.Key] = m.Revision
-		if m.Key == c.persist.batchKey {
-			c.persist.batchKey = ""
-		}
-		return m, true
 	}
-	return BatchMark{}, false
+	if found < 0 {
+		return 0, false
+	}
+	a := sp.attempts[found]
+	c.markSynced(s, &LogInfo{Head: a.head, Incarnation: st.Info.Incarnation}, a.state)
+	if c.HasBatch(c.persist.batchKey) {
+		c.persist.batchKey = ""
+	}
+	return a.head, true
 }
 
 // encodeEach writes n values with write, one writer into one buffer, and
@@ -336,17 +350,7 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
 	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
-	c.persist.synced.keep(st.Batches)
 	return c, nil
-}
-
-// keep adds the marks of batches to the keys sp knows of.
-func (sp *syncPoint) keep(batches []BatchMark) {
-	for _, m := range batches {
-		if m.Key != "" && m.Revision <= sp.revision {
-			sp.keys[m.Key] = m.Revision
-		}
-	}
 }
 
 // Refresh brings c up to date with s: it appends the events stored after the
@@ -374,10 +378,10 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
 	info := st.Info
-	if info.Incarnation != sp.incarnation || info.Revision < sp.revision || info.Head < sp.head {
+	if info.Incarnation != sp.incarnation || info.Head < sp.head {
 		return fmt.Errorf("nous: refresh log %s: the stored log is not the one the context saw (deleted and saved again?): %w", c.log.id, ErrConflict)
 	}
-	if info.Revision == sp.revision {
+	if info.Head == sp.head {
 		return nil
 	}
 	san := newSanitizer(c.Redact)
@@ -392,7 +396,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 		}
 	}
 	if c.log.len() != sp.head || !bytes.Equal(c.savedState(san), sp.state) {
-		return fmt.Errorf("nous: refresh log %s: the store moved from revision %d to %d and the context has unsaved changes: %w", c.log.id, sp.revision, info.Revision, ErrConflict)
+		return fmt.Errorf("nous: refresh log %s: the store moved from seq %d to %d and the context has unsaved changes: %w", c.log.id, sp.head, info.Head, ErrConflict)
 	}
 	events, err := decodeStored(st.Events, sp.head+1, info)
 	if err != nil {
@@ -441,7 +445,6 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.setState(&d)
 	c.rederive()
 	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
-	c.persist.synced.keep(st.Batches)
 	return nil
 }
 

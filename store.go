@@ -11,11 +11,10 @@ import (
 
 // LogInfo describes a stored log.
 type LogInfo struct {
-	ID       uuid.UUID
-	Parent   uuid.UUID // uuid.Nil unless the log is a fork
-	ForkSeq  int64     // the parent's seq it forked at; 0 unless a fork
-	Head     int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
-	Revision int64     // the number of batches stored: every save adds one, one that changes only the state too
+	ID      uuid.UUID
+	Parent  uuid.UUID // uuid.Nil unless the log is a fork
+	ForkSeq int64     // the parent's seq it forked at; 0 unless a fork
+	Head    int64     // seq of the log's last stored event (a fork's seqs continue its parent's)
 	// Incarnation is a random ID the log's first save gives it: a log
 	// deleted and saved again under the same ID has another, so a writer
 	// that saw the old one conflicts instead of appending to the new one.
@@ -55,10 +54,16 @@ type ListOptions struct {
 // Batch is one save of a log: the events appended since the head the saver
 // last saw, and the state of its context. A [Store] keeps it whole or not at
 // all. Everything that grows with a run is an event; the state does not.
+//
+// A batch Save sends holds at least one event, the last an [EventBatch]
+// naming it, so that every batch moves the head: the head alone tells
+// whether a log moved on, and a batch that landed when its save's reply
+// was lost is found among the stored events. A store needs to know none
+// of this.
 type Batch struct {
 	// Info names the log and, for its first batch, says what it is (ID,
-	// Parent, ForkSeq, CreatedAt, Incarnation). Head is After+len(Events),
-	// Revision the stored revision plus one, UpdatedAt the time of the save.
+	// Parent, ForkSeq, CreatedAt, Incarnation, Name, Labels). Head is
+	// After+len(Events), UpdatedAt the time of the save.
 	Info LogInfo
 	// After is the stored head the saver expects: 0 for a new log.
 	After int64
@@ -69,20 +74,6 @@ type Batch struct {
 	// Events are the events after After, seqs After+1, After+2, ..., each
 	// the JSON [Context.AppendEventJSON] writes, to be kept byte for byte.
 	Events []json.RawMessage
-	// Key names the batch in its log ([CheckKey]; "" for none): a store
-	// keeps it with the batch, returns it in [Stored.Batches], and refuses
-	// a batch whose key the log holds already. It is what tells a batch
-	// that landed when its save's reply was lost: Save gives every batch
-	// one, the caller's ([Context.SetBatchKey]) or a random one.
-	Key string
-}
-
-// BatchMark is what a store keeps of a batch with a key: the key, and the
-// revision and head of the log once the batch was stored.
-type BatchMark struct {
-	Key      string
-	Revision int64
-	Head     int64
 }
 
 // Stored is what [Store.Read] returns of a log.
@@ -90,10 +81,6 @@ type Stored struct {
 	Info   LogInfo
 	State  []byte            // the state document of the last save
 	Events []json.RawMessage // the events after the seq asked for, in order
-	// Batches are the marks of the log's batches with a key whose head is
-	// at or after the seq asked for, in revision order: for a read from
-	// seq 0, every one.
-	Batches []BatchMark
 }
 
 // Store keeps logs of events, each with the state of its context as of its
@@ -103,23 +90,23 @@ type Stored struct {
 // nothing partial), and keep a batch whole or not at all, even across a
 // crash. storetest.Run checks all of it.
 type Store interface {
-	// Append stores b if log b.Info.ID still has head b.After, revision
-	// b.Info.Revision-1 and incarnation b.Info.Incarnation: it appends
-	// b.Events, replaces the state and takes b.Info's head, revision and
-	// update time. Revision 1 creates the log with b.Info's identity, its
-	// name and labels included (later batches' are not read). A log
-	// that moved on, or exists when created, is an error wrapping
-	// [ErrConflict] naming the expected and stored head and revision; so
-	// is a log created with a name another log of the store holds, which
-	// the store must refuse atomically, whoever else creates one at the
-	// same time through any handle. A missing log at revision > 1 wraps
-	// [ErrNotFound]; a name or labels [CheckName] refuses wrap
+	// Append stores b if log b.Info.ID has head b.After and incarnation
+	// b.Info.Incarnation, a compare-and-set on the head: it appends
+	// b.Events, replaces the state and takes b.Info's head and update
+	// time. A log the store does not hold has head 0: a batch after 0
+	// creates it with b.Info's identity, its name and labels included
+	// (later batches' are not read). A log whose head or incarnation is
+	// not the expected one (one that exists when created included) is an
+	// error wrapping [ErrConflict] naming the expected and stored head;
+	// so is a log created with a name another log of the store holds,
+	// which the store must refuse atomically, whoever else creates one at
+	// the same time through any handle. A missing log after a head above
+	// 0 wraps [ErrNotFound]; a name or labels [CheckName] refuses wrap
 	// [ErrInvalidName]. On error nothing changes. Append keeps no slice or
 	// map of b: once it returns, they are the caller's again.
 	Append(ctx context.Context, b Batch) error
 	// Read returns log id's info, state and events after seq after, each
-	// as Append was given it, and the marks of its batches with a key
-	// whose head is at or after seq after ([Stored.Batches]). A missing log wraps [ErrNotFound]; data that
+	// as Append was given it. A missing log wraps [ErrNotFound]; data that
 	// fails its checks wraps [ErrCorrupt], naming the log and the place.
 	Read(ctx context.Context, id uuid.UUID, after int64) (Stored, error)
 	// List yields the stored logs in ID order (UUID v7: creation order),

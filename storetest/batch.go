@@ -104,7 +104,7 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	if _, err := s.Read(ctx, c.Log().ID(), 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Read with a done ctx: %v", err)
 	}
-	info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, UpdatedAt: time.Now()}
+	info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Incarnation: uuid.New(), UpdatedAt: time.Now()}
 	if err := s.Append(ctx, nous.Batch{Info: info, State: []byte(`{"version":2}`)}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Append with a done ctx: %v", err)
 	}
@@ -113,14 +113,14 @@ func testBackendHonoursContext(t *testing.T, s nous.Store) {
 	}
 }
 
-// A first batch that does not start a log (after a seq, or at a revision
-// other than 1) is refused and stores nothing.
+// A batch after a seq of a log the store does not hold is refused with
+// nous.ErrNotFound and stores nothing.
 func testBadFirstBatch(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	id := uuid.Must(uuid.NewV7())
-	info := nous.LogInfo{ID: id, Head: 4, Revision: 1, Incarnation: uuid.New(), UpdatedAt: time.Now()}
-	if err := s.Append(ctx, nous.Batch{Info: info, After: 3, State: []byte(`{"version":2}`), Events: []json.RawMessage{[]byte(`{}`)}}); err == nil {
-		t.Fatal("a first batch after seq 3 was accepted")
+	info := nous.LogInfo{ID: id, Head: 4, Incarnation: uuid.New(), UpdatedAt: time.Now()}
+	if err := s.Append(ctx, nous.Batch{Info: info, After: 3, State: []byte(`{"version":2}`), Events: []json.RawMessage{[]byte(`{}`)}}); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("a batch after seq 3 of a missing log: %v, want ErrNotFound", err)
 	}
 	if _, err := s.Read(ctx, id, 0); !errors.Is(err, nous.ErrNotFound) {
 		t.Fatalf("a refused first batch left something: %v", err)
@@ -130,7 +130,7 @@ func testBadFirstBatch(t *testing.T, s nous.Store) {
 			t.Fatalf("List after a refused first batch: %v %v", info.ID, err)
 		}
 	}
-	nilID := nous.LogInfo{Revision: 1, Incarnation: uuid.New(), UpdatedAt: time.Now()}
+	nilID := nous.LogInfo{Incarnation: uuid.New(), UpdatedAt: time.Now()}
 	if err := s.Append(ctx, nous.Batch{Info: nilID, State: []byte(`{"version":2}`)}); err == nil {
 		t.Fatal("a batch of the nil log ID was accepted")
 	}
@@ -146,7 +146,6 @@ func testBadBatches(t *testing.T, s nous.Store) {
 	st, err := s.Read(ctx, c.Log().ID(), 0)
 	must(t, err)
 	good := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State}
-	good.Info.Revision++
 	good.Info.UpdatedAt = time.Now()
 	event := json.RawMessage(fmt.Sprintf(`{"seq":%d,"type":"turn_start","created_at":"2026-11-30T12:00:00Z"}`, st.Info.Head+1))
 	for name, change := range map[string]func(b *nous.Batch){
@@ -161,7 +160,7 @@ func testBadBatches(t *testing.T, s nous.Store) {
 		sameContext(t, c, load(t, s, c.Log().ID()))
 	}
 	must(t, s.Append(ctx, good)) // the store still takes a good batch
-	first := nous.Batch{Info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, CreatedAt: time.Now(), UpdatedAt: time.Now()}, State: st.State}
+	first := nous.Batch{Info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, CreatedAt: time.Now(), UpdatedAt: time.Now()}, State: st.State}
 	if err := s.Append(ctx, first); err == nil {
 		t.Error("a first batch without an incarnation: accepted")
 	}

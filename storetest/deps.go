@@ -230,12 +230,13 @@ func (d *depsRun) other() {
 	if err := d.c.Refresh(ctx, d.s); err != nil {
 		d.t.Fatalf("%s: refresh: %v", d.where(), err)
 	}
-	d.track() // the message, appended before the other writer's save
-	if e, ok := d.c.Log().Event(int64(d.c.Log().Len())); !ok || e.Type != nous.EventDepsUpdate {
+	d.track() // the message, appended before the other writer's save, and the batch's events
+	if e, ok := d.c.Log().Event(int64(d.c.Log().Len()) - 1); !ok || e.Type != nous.EventDepsUpdate {
 		d.t.Fatalf("%s: the other writer's save recorded no change of the deps: %v", d.where(), e.Type)
 	}
 	d.recorded = written(o.Deps)
-	d.want = d.want[:len(d.want)-1]
+	d.want = d.want[:len(d.want)-2] // the deps_update and the batch event: the new deps
+	d.track()
 }
 
 // track records, for the events appended since it last ran, the deps the

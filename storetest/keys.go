@@ -175,12 +175,7 @@ func testBatchKeys(t *testing.T, s nous.Store) {
 	must(t, again.Save(ctx, s))
 	turn(t, again, "job 3")
 	must(t, again.Save(ctx, s))
-	st, err := s.Read(ctx, c.Log().ID(), 0)
-	must(t, err)
-	var keys []string
-	for _, m := range st.Batches {
-		keys = append(keys, m.Key)
-	}
+	keys := batchKeys(t, load(t, s, c.Log().ID()))
 	if len(keys) < 3 || !slices.Contains(keys, "job-1") || !slices.Contains(keys, "job-2") || keys[len(keys)-1] == "job-2" {
 		t.Fatalf("stored batch keys %q: want job-1, job-2 and a random one after", keys)
 	}
@@ -192,58 +187,67 @@ func testBatchKeys(t *testing.T, s nous.Store) {
 	refused(t, "a key with NUL", again, nous.ErrInvalidKey, func() error { return again.Save(ctx, s) })
 }
 
-// The backend's side of keys: Append keeps a batch's key with it and
-// refuses a batch whose key the log holds, atomically with the head's
-// check, storing nothing; Read gives the marks of the batches whose head
-// is at or after the seq asked for, in revision order.
-func testBackendKeys(t *testing.T, s nous.Store) {
+// batchKeys returns the keys of the batch events of c's log, in order.
+func batchKeys(t *testing.T, c *nous.Context) []string {
+	t.Helper()
+	var keys []string
+	for e := range c.Log().All() {
+		if e.Type != nous.EventBatch {
+			continue
+		}
+		list, ok := e.Data[nous.DataKeys].([]any)
+		if !ok || len(list) != 1 {
+			t.Fatalf("batch event %d: keys %v, want one", e.Seq, e.Data[nous.DataKeys])
+		}
+		keys = append(keys, list[0].(string))
+	}
+	return keys
+}
+
+// Keys live in the log: every batch ends with a batch event of its key,
+// even a batch that changes only the state, so that each save moves the
+// head; a key another writer stores meanwhile makes a save conflict, and
+// the save after a Refresh fail with nous.ErrLanded, storing nothing; the
+// keys of one log are not another's.
+func testKeysInLog(t *testing.T, s nous.Store) {
 	ctx := context.Background()
 	c := conversation(t, 1)
-	id := c.Log().ID()
-	var want []nous.BatchMark
+	var want []string
 	for i := range 6 {
 		if i%3 != 2 {
 			turn(t, c, fmt.Sprint("turn ", i))
 		} else {
-			c.Iteration++ // a batch without events: a mark at the head before it
+			c.Iteration++ // a batch of the state alone
 		}
+		head := c.Log().Len()
 		key := fmt.Sprint("key-", i)
 		c.SetBatchKey(key)
 		must(t, c.Save(ctx, s))
-		want = append(want, nous.BatchMark{Key: key, Revision: int64(i + 1), Head: int64(c.Log().Len())})
-	}
-	for _, after := range []int64{0, 1, want[2].Head - 1, want[2].Head, want[5].Head, want[5].Head + 1} {
-		st, err := s.Read(ctx, id, after)
-		must(t, err)
-		var w []nous.BatchMark
-		for _, m := range want {
-			if m.Head >= after {
-				w = append(w, m)
-			}
-		}
-		if !slices.Equal(st.Batches, w) {
-			t.Fatalf("Read after %d: marks %+v, want %+v", after, st.Batches, w)
+		want = append(want, key)
+		if e, ok := c.Log().Event(int64(c.Log().Len())); c.Log().Len() <= head || !ok || e.Type != nous.EventBatch {
+			t.Fatalf("save %d: the log does not end with a batch event: head %d, was %d", i, c.Log().Len(), head)
 		}
 	}
-	st, err := s.Read(ctx, id, 0)
-	must(t, err)
-	b := nous.Batch{Info: st.Info, After: st.Info.Head, State: st.State, Key: "key-3"}
-	b.Info.Revision++
-	if err := s.Append(ctx, b); !errors.Is(err, nous.ErrLanded) || !errors.Is(err, nous.ErrConflict) {
-		t.Fatalf("Append of a key the log holds: %v, want ErrLanded", err)
+	if got := batchKeys(t, load(t, s, c.Log().ID())); !slices.Equal(got, want) {
+		t.Fatalf("stored batch keys %q, want %q", got, want)
 	}
-	b.Key = "key-\x00"
-	if err := s.Append(ctx, b); !errors.Is(err, nous.ErrInvalidKey) {
-		t.Fatalf("Append of a key with NUL: %v, want ErrInvalidKey", err)
-	}
-	if after, err := s.Read(ctx, id, 0); err != nil || after.Info.Revision != st.Info.Revision || len(after.Batches) != len(want) {
-		t.Fatalf("refused appends changed the log: revision %d, %d marks, %v", after.Info.Revision, len(after.Batches), err)
-	}
-	b.Key = "key-new"
-	must(t, s.Append(ctx, b))
+	a, b := load(t, s, c.Log().ID()), load(t, s, c.Log().ID())
+	turn(t, a, "job")
+	a.SetBatchKey("job")
+	turn(t, b, "job")
+	b.SetBatchKey("job")
+	must(t, a.Save(ctx, s))
+	refused(t, "a save of a key another writer stored meanwhile", b, nous.ErrConflict, func() error { return b.Save(ctx, s) })
+	b = load(t, s, c.Log().ID())
+	turn(t, b, "job")
+	b.SetBatchKey("job")
+	refused(t, "a save of a key the log holds", b, nous.ErrLanded, func() error { return b.Save(ctx, s) })
 	other := conversation(t, 1) // keys are a log's own: another log may hold the same
 	other.SetBatchKey("key-3")
 	must(t, other.Save(ctx, s))
+	if !other.HasBatch("key-3") || other.HasBatch("key-4") {
+		t.Fatal("a log knows of another's keys, or not of its own")
+	}
 }
 
 // Writers of one log take turns at random through stores that lose

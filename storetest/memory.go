@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,11 +26,9 @@ type Memory struct {
 }
 
 type memoryLog struct {
-	info    nous.LogInfo
-	state   []byte
-	events  []json.RawMessage
-	batches []nous.BatchMark // of the batches with a key
-	keys    map[string]bool  // their keys
+	info   nous.LogInfo
+	state  []byte
+	events []json.RawMessage
 }
 
 // NewMemory returns an empty Memory.
@@ -49,24 +46,14 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	defer m.mu.Unlock()
 	l, ok := m.logs[b.Info.ID]
 	switch {
-	case b.Info.Revision <= 1 && ok:
-		return fmt.Errorf("log %s exists, with head %d: %w", b.Info.ID, l.info.Head, nous.ErrConflict)
-	case b.Info.Revision > 1 && !ok:
+	case !ok && b.After != 0:
 		return fmt.Errorf("log %s: %w", b.Info.ID, nous.ErrNotFound)
-	case !ok && (b.After != 0 || b.Info.Revision != 1):
-		return fmt.Errorf("log %s: a first batch after seq %d at revision %d", b.Info.ID, b.After, b.Info.Revision)
-	case ok && (l.info.Head != b.After || l.info.Revision != b.Info.Revision-1 || l.info.Incarnation != b.Info.Incarnation):
-		return fmt.Errorf("log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
-			b.Info.ID, b.After, b.Info.Revision-1, b.Info.Incarnation, l.info.Head, l.info.Revision, l.info.Incarnation, nous.ErrConflict)
+	case ok && (l.info.Head != b.After || l.info.Incarnation != b.Info.Incarnation):
+		return fmt.Errorf("log %s: expected head %d incarnation %s, stored head %d incarnation %s: %w",
+			b.Info.ID, b.After, b.Info.Incarnation, l.info.Head, l.info.Incarnation, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
-	case ok && l.keys[b.Key]:
-		return fmt.Errorf("log %s: a batch with key %q is stored already: %w", b.Info.ID, b.Key, nous.ErrLanded)
-	}
-	if err := nous.CheckKey(b.Key); err != nil {
-		return fmt.Errorf("log %s: %w", b.Info.ID, err)
-	}
-	if !ok {
+	case !ok:
 		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
 			return fmt.Errorf("log %s: %w", b.Info.ID, err)
 		}
@@ -76,7 +63,7 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 		if m.logs == nil {
 			m.logs, m.names = map[uuid.UUID]*memoryLog{}, map[string]uuid.UUID{}
 		}
-		l = &memoryLog{info: b.Info, keys: map[string]bool{}}
+		l = &memoryLog{info: b.Info}
 		l.info.Labels = nil // none, unless given some
 		if len(b.Info.Labels) > 0 {
 			l.info.Labels = maps.Clone(b.Info.Labels)
@@ -88,11 +75,7 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 	}
 	l.events = append(l.events, clone(b.Events)...)
 	l.state = bytes.Clone(b.State)
-	l.info.Head, l.info.Revision, l.info.UpdatedAt = b.Info.Head, b.Info.Revision, b.Info.UpdatedAt
-	if b.Key != "" {
-		l.batches = append(l.batches, nous.BatchMark{Key: b.Key, Revision: b.Info.Revision, Head: b.Info.Head})
-		l.keys[b.Key] = true
-	}
+	l.info.Head, l.info.UpdatedAt = b.Info.Head, b.Info.UpdatedAt
 	return nil
 }
 
@@ -107,9 +90,8 @@ func (m *Memory) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stor
 	if !ok {
 		return nous.Stored{}, fmt.Errorf("log %s: %w", id, nous.ErrNotFound)
 	}
-	i, _ := slices.BinarySearchFunc(l.batches, after, func(m nous.BatchMark, after int64) int { return cmp.Compare(m.Head, after) })
 	after = min(max(after, 0), int64(len(l.events)))
-	return nous.Stored{Info: l.infoCopy(), State: bytes.Clone(l.state), Events: clone(l.events[after:]), Batches: slices.Clone(l.batches[i:])}, nil
+	return nous.Stored{Info: l.infoCopy(), State: bytes.Clone(l.state), Events: clone(l.events[after:])}, nil
 }
 
 // infoCopy returns l's info, its labels a copy.

@@ -144,7 +144,7 @@ func checkNameBounds(t *testing.T, s nous.Store, info nous.LogInfo) {
 	} {
 		refused(t, what, bad, nous.ErrInvalidName, func() error { return bad.Save(ctx, s) })
 		// The backend refuses it too.
-		b := nous.Batch{Info: nous.LogInfo{ID: bad.Log().ID(), Head: 0, Revision: 1, Incarnation: uuid.New(), Name: bad.Log().Name(), Labels: bad.Log().Labels(),
+		b := nous.Batch{Info: nous.LogInfo{ID: bad.Log().ID(), Head: 0, Incarnation: uuid.New(), Name: bad.Log().Name(), Labels: bad.Log().Labels(),
 			CreatedAt: info.CreatedAt, UpdatedAt: info.UpdatedAt}, State: []byte(`{}`)}
 		if err := s.Append(ctx, b); !errors.Is(err, nous.ErrInvalidName) {
 			t.Fatalf("Append of %s: %v, want ErrInvalidName", what, err)

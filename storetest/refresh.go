@@ -67,8 +67,8 @@ func testRefreshToolCalls(t *testing.T, s nous.Store) {
 	must(t, c.Save(ctx, s))
 	must(t, b.Refresh(ctx, reads))
 	sameContext(t, c, b)
-	if reads.events != 1 {
-		t.Fatalf("a refresh read %d events, want the 1 added", reads.events)
+	if reads.events != 2 {
+		t.Fatalf("a refresh read %d events, want the 1 added and its batch event", reads.events)
 	}
 	b.ToolCalls[3].Metadata["k"].([]any)[0] = "changed in b"
 	if b.Log().ToolCalls()[3].Metadata["k"].([]any)[0] != "v" {

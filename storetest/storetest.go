@@ -91,7 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"NamesRace", func(t *testing.T, s nous.Store) { testNamesRace(t, []nous.Store{s}) }},
 		{"ListLabels", testListLabels},
 		{"BatchKeys", testBatchKeys},
-		{"BackendKeys", testBackendKeys},
+		{"KeysInLog", testKeysInLog},
 		{"LandedThenAnother", func(t *testing.T, s nous.Store) { testLandedThenAnother(t, s, s) }},
 		{"LostRepliesRandom", func(t *testing.T, s nous.Store) { testLostRepliesRandom(t, []nous.Store{s}) }},
 		{"DepsInLog", testDepsInLog},
