@@ -31,15 +31,6 @@ func (c *Context) endBatch() error {
 	return nil
 }
 
-// addQuiet appends the bookkeeping event r to c's log without passing it
-// to the Observer: an event of a batch Save is making, which
-// [Context.observeFrom] passes on once the store may hold it.
-func (c *Context) addQuiet(r *record) {
-	if _, _, err := c.log.add(c.view.entries, r, nil, nil, slot{}); err != nil {
-		panic("nous: a bookkeeping event does not fold: " + err.Error())
-	}
-}
-
 // observeFrom passes the events of c's log after seq from to the Observer.
 func (c *Context) observeFrom(from int64) {
 	if c.Observer == nil {

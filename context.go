@@ -271,6 +271,15 @@ func (c *Context) mustAdd(r *record, m *Message, tc *ToolCall, near slot) {
 	c.observe()
 }
 
+// addQuiet appends the bookkeeping event r to c's log without passing it
+// to the Observer: an event of a batch Save is making, which
+// [Context.observeFrom] passes on once the store may hold it.
+func (c *Context) addQuiet(r *record) {
+	if _, _, err := c.log.add(c.view.entries, r, nil, nil, slot{}); err != nil {
+		panic("nous: a bookkeeping event does not fold: " + err.Error())
+	}
+}
+
 // observe passes the event last appended to the Observer, if one is set.
 func (c *Context) observe() {
 	if c.Observer != nil {

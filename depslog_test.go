@@ -26,15 +26,17 @@ func TestDepsAsOfEachSeq(t *testing.T) {
 	require.NoError(t, nous.NewContextUpdate().Append("notes", "tea").Apply(c))        // 2
 	c.Deps["user"] = "grace"                                                           // recorded by the save
 	require.NoError(t, c.AddMessage(nous.UserMessage("again")))                        // 3
-	require.NoError(t, c.Save(ctx, s))                                                 // 4
-	require.NoError(t, nous.NewContextUpdate().Delete("notes").Set("n", 2.0).Apply(c)) // 5
-	require.NoError(t, c.Save(ctx, s))                                                 // nothing new to record
+	require.NoError(t, c.Save(ctx, s))                                                 // 4, and 5 its batch
+	require.NoError(t, nous.NewContextUpdate().Delete("notes").Set("n", 2.0).Apply(c)) // 6
+	require.NoError(t, c.Save(ctx, s))                                                 // 7, the batch, with nothing new to record
 	want := []string{
 		`{}`,
 		`{}`,
 		`{"notes":["tea"]}`,
 		`{"notes":["tea"]}`,
 		`{"notes":["tea"],"user":"grace"}`,
+		`{"notes":["tea"],"user":"grace"}`,
+		`{"n":2,"user":"grace"}`,
 		`{"n":2,"user":"grace"}`,
 	}
 	for _, l := range []*nous.SessionLog{c.Log(), mustLoad(t, s, c.Log().ID()).Log()} {

@@ -11,11 +11,11 @@ import (
 	"github.com/nous-go/nous/storetest"
 )
 
-func revisionOf(t *testing.T, s nous.Store, id uuid.UUID) int64 {
+func headOf(t *testing.T, s nous.Store, id uuid.UUID) int64 {
 	t.Helper()
 	st, err := s.Read(context.Background(), id, 0)
 	mustDo(t, err)
-	return st.Info.Revision
+	return st.Info.Head
 }
 
 // A save with nothing new writes nothing, also for a tool call whose
@@ -27,11 +27,11 @@ func TestIdleSaveWithNaNInToolCallMetadata(t *testing.T) {
 	mustDo(t, c.AddMessage(nous.UserMessage("one")))
 	c.AddToolCall(nous.ToolCall{ID: "a", Name: "f", Metadata: map[string]any{"score": math.NaN()}})
 	mustDo(t, c.Save(ctx, s))
-	before := revisionOf(t, s, c.Log().ID())
+	before := headOf(t, s, c.Log().ID())
 	mustDo(t, c.Save(ctx, s))
 	mustDo(t, c.Save(ctx, s))
-	if after := revisionOf(t, s, c.Log().ID()); after != before {
-		t.Fatalf("two saves with nothing new moved the revision from %d to %d", before, after)
+	if after := headOf(t, s, c.Log().ID()); after != before {
+		t.Fatalf("two saves with nothing new moved the head from %d to %d", before, after)
 	}
 }
 

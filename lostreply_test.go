@@ -229,12 +229,12 @@ func TestLostReplyOnAStoreThatReformatsTheState(t *testing.T) {
 	if err := c.Save(ctx, s); !errors.Is(err, errCommitReplyLost) {
 		t.Fatalf("save with its reply lost: %v", err)
 	}
-	landed := revisionOf(t, s, c.Log().ID())
+	landed := headOf(t, s, c.Log().ID())
 	for range 2 {
 		mustDo(t, c.Save(ctx, s))
 	}
-	if got := revisionOf(t, s, c.Log().ID()); got != landed {
-		t.Fatalf("the retry of a batch that landed, and a save with nothing new, moved the revision from %d to %d", landed, got)
+	if got := headOf(t, s, c.Log().ID()); got != landed {
+		t.Fatalf("the retry of a batch that landed, and a save with nothing new, moved the head from %d to %d", landed, got)
 	}
 }
 

@@ -250,6 +250,48 @@ func testKeysInLog(t *testing.T, s nous.Store) {
 	}
 }
 
+// unsent is a store whose Append, once armed, fails before the store has
+// the batch, as a connection lost on the way would.
+type unsent struct {
+	nous.Store
+	armed bool
+}
+
+func (s *unsent) Append(ctx context.Context, b nous.Batch) error {
+	if s.armed {
+		s.armed = false
+		return errLostAck
+	}
+	return s.Store.Append(ctx, b)
+}
+
+// A save that never reached the store, then one after more turns that
+// landed with its reply lost: the second sent the first's events again,
+// and is the one found landed, so the retry stores nothing and the
+// context saves on.
+func testLaterAttemptLanded(t *testing.T, s nous.Store) {
+	ctx := context.Background()
+	c := conversation(t, 1)
+	must(t, c.Save(ctx, s))
+	turn(t, c, "first")
+	if err := c.Save(ctx, &unsent{Store: s, armed: true}); !errors.Is(err, errLostAck) {
+		t.Fatalf("a save that never reached the store: %v", err)
+	}
+	turn(t, c, "second")
+	if err := c.Save(ctx, &committing{Store: s, armed: true}); !errors.Is(err, errLostAck) {
+		t.Fatalf("a save with its reply lost: %v", err)
+	}
+	n := c.Log().Len()
+	must(t, c.Save(ctx, s))
+	turn(t, c, "third")
+	must(t, c.Save(ctx, s))
+	got := load(t, s, c.Log().ID())
+	sameContext(t, c, got)
+	if c.Log().Len() <= n || texts(got)["first"] != 1 || texts(got)["second"] != 1 {
+		t.Fatalf("stored %v", texts(got))
+	}
+}
+
 // Writers of one log take turns at random through stores that lose
 // replies: some batches fail before the store has them, some land and
 // lose the reply, some land while another writer saves before the reply

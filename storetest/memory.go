@@ -53,13 +53,11 @@ func (m *Memory) Append(ctx context.Context, b nous.Batch) error {
 			b.Info.ID, b.After, b.Info.Incarnation, l.info.Head, l.info.Incarnation, nous.ErrConflict)
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return fmt.Errorf("log %s: head %d after %d with %d events", b.Info.ID, b.Info.Head, b.After, len(b.Events))
+	case !ok && nous.CheckName(b.Info.Name, b.Info.Labels) != nil:
+		return fmt.Errorf("log %s: %w", b.Info.ID, nous.CheckName(b.Info.Name, b.Info.Labels))
+	case !ok && b.Info.Name != "" && m.names[b.Info.Name] != uuid.Nil:
+		return fmt.Errorf("log %s: the name %q is log %s's: %w", b.Info.ID, b.Info.Name, m.names[b.Info.Name], nous.ErrConflict)
 	case !ok:
-		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
-			return fmt.Errorf("log %s: %w", b.Info.ID, err)
-		}
-		if other, taken := m.names[b.Info.Name]; taken && b.Info.Name != "" {
-			return fmt.Errorf("log %s: the name %q is log %s's: %w", b.Info.ID, b.Info.Name, other, nous.ErrConflict)
-		}
 		if m.logs == nil {
 			m.logs, m.names = map[uuid.UUID]*memoryLog{}, map[string]uuid.UUID{}
 		}
@@ -132,7 +130,7 @@ func (m *Memory) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous
 			return
 		}
 		m.mu.Lock()
-		infos := make([]nous.LogInfo, 0, len(m.logs))
+		var infos []nous.LogInfo
 		for id, l := range m.logs {
 			if bytes.Compare(id[:], opts.After[:]) > 0 && l.info.HasLabels(opts.Labels) {
 				infos = append(infos, l.infoCopy())

@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"ListLabels", testListLabels},
 		{"BatchKeys", testBatchKeys},
 		{"KeysInLog", testKeysInLog},
+		{"LaterAttemptLanded", testLaterAttemptLanded},
 		{"LandedThenAnother", func(t *testing.T, s nous.Store) { testLandedThenAnother(t, s, s) }},
 		{"LostRepliesRandom", func(t *testing.T, s nous.Store) { testLostRepliesRandom(t, []nous.Store{s}) }},
 		{"DepsInLog", testDepsInLog},
