@@ -41,27 +41,27 @@ import (
 // nothing new skips only the store handle c last used; given another
 // handle, it stores its state again, which tells whether the log is there.
 //
-// Before it stores anything, a save records what was changed in Deps
-// directly since the last one as a deps_update event (see
-// [EventDepsUpdate]), the last of its batch, so that the log holds every
-// change of the deps; that event is c's whatever becomes of the save, as
-// the record of what happened, and a save that fails stores it next time.
+// A save ends its batch with events of its own: what was changed in Deps
+// directly since the last save, as a deps_update event (see
+// [EventDepsUpdate]), so that the log holds every change of the deps, and
+// an [EventBatch] naming the batch by a key, the one given by
+// [Context.SetBatchKey] or a random one, so that every batch moves the
+// head. They are c's once the store may hold them: a save refused for sure
+// (a conflict, a log not found) takes them back, and c is as it was.
 //
-// A save that fails leaves c otherwise as it was, even when the store kept the batch
-// and only the reply was lost (a connection dropped after the commit, ctx
-// done as the store wrote). Every batch ends with an [EventBatch] naming
-// it by a key: the key given by [Context.SetBatchKey], or a random one.
-// The next save of c, or [Context.Refresh], finds a batch of c's that
-// landed among the stored events, byte for byte, and takes it as saved,
-// whatever other writers saved since: retrying a failed save, at once or
-// after more turns, stores nothing twice. When another writer saved after
-// it, the retry returns an error wrapping [ErrConflict] with c's batch
-// taken as saved, and a Refresh brings the other writer's batches, c's
-// turn kept once. Saving a log that was deleted is an error wrapping
-// [ErrNotFound]. Calls appended to ToolCalls directly are recorded first,
-// and an edited list is refused with [ErrToolCallsEdited] (see
-// [Context.AddToolCall]). Values JSON cannot hold and secrets are dropped
-// with a warning, as Serialize drops them.
+// A save whose outcome is unknown (a connection dropped after the commit,
+// ctx done as the store wrote) keeps them, and returns the error; c is
+// otherwise as it was. The next save of c, or [Context.Refresh], finds a
+// batch of c's that landed among the stored events, byte for byte, and
+// takes it as saved, whatever other writers saved since: retrying a
+// failed save, at once or after more turns, stores nothing twice. When
+// another writer saved after it, the retry returns an error wrapping
+// [ErrConflict] with c's batch taken as saved, and a Refresh brings the
+// other writer's batches, c's turn kept once. Saving a log that was
+// deleted is an error wrapping [ErrNotFound]. Calls appended to ToolCalls
+// directly are recorded first, and an edited list is refused with
+// [ErrToolCallsEdited] (see [Context.AddToolCall]). Values JSON cannot
+// hold and secrets are dropped with a warning, as Serialize drops them.
 func (c *Context) Save(ctx context.Context, s Store) error {
 	return c.save(ctx, s, false)
 }
