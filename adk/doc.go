@@ -15,7 +15,10 @@
 // with its bytes, function calls and responses, usage, grounding and
 // citations, actions with their deltas, branch, author, invocation ID and
 // the timestamp to the nanosecond. The session's own state (the keys
-// without a prefix) is the log's deps.
+// without a prefix) is the log's deps. An append is one batch of the log:
+// the event, a deps_update when it changes the session's state, and the
+// batch event every save ends with, which names the batch "adk " and the
+// event's ID.
 //
 // State is scoped as ADK defines it. A key of "app:" is the app's, shared
 // by all its sessions, and a key of "user:" the user's within the app,
@@ -50,8 +53,8 @@
 // overwritten, nothing is lost. ADK's runner returns the error from its
 // run; a server retries the request (the user's message is an event of
 // its own, appended at the run's start), a loop calls Get and runs again.
-// An append whose reply was lost is found by the event's ID, which is the
-// batch's key, and is not stored twice: its retry puts the event in the
+// An append whose reply was lost is found by the event's ID, which its
+// batch event names, and is not stored twice: its retry puts the event in the
 // Session (stale for the next append when another writer appended since).
 // A Session of a session deleted and created again is stale too.
 //

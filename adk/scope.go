@@ -23,7 +23,8 @@ func userScope(app, user string) string {
 }
 
 // scope is a shared state, the deps of a log of its own that holds no
-// event: the app's, or a user's. mu guards c, nil until it is read.
+// ADK event (only the deps' changes and the batch event of each save): the
+// app's, or a user's. mu guards c, nil until it is read.
 type scope struct {
 	name string
 	mu   sync.Mutex

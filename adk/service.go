@@ -236,12 +236,17 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 	return &session.ListResponse{Sessions: sessions}, nil
 }
 
+// appendBatch is the length of the batch an append stores: its ADK event,
+// the deps_update of the session state it changes, and the batch event
+// every save ends with.
+const appendBatch = 3
+
 // stored returns the session state the store holds for the log of info,
 // as of its last save, and the session's last update as Get says it: the
 // time of its last event, or of its start when it has none. It reads the
-// last event only, unless that is not an ADK event.
+// events of the last append's batch only, unless they hold no ADK event.
 func (s *SessionService) stored(ctx context.Context, info nous.LogInfo) (map[string]any, time.Time, error) {
-	after := max(info.Head-1, 0)
+	after := max(info.Head-appendBatch, 0)
 	for {
 		st, err := s.store.Read(ctx, info.ID, after)
 		if err != nil {
@@ -266,7 +271,7 @@ func (s *SessionService) stored(ctx context.Context, info nous.LogInfo) (map[str
 		if after == 0 {
 			return stateDeps(st.State)
 		}
-		after = 0 // the last event is not an ADK event: look for the one before it
+		after = 0 // the last batch is not an append's: look for the ADK event before it
 	}
 }
 
@@ -439,47 +444,37 @@ func (s *SessionService) landed(ctx context.Context, k key, e *entry, as *adkSes
 	switch {
 	case has:
 		return nil
-	case i == n && head < at && adkEventsBefore(e.c, head) == n:
-		// The event is the next of sess's, and sess read the log up to
-		// where its batch starts: the log's events after an ADK event
-		// and before the next are its batch's (the deps' change a save
-		// records).
+	case i == n && head == at-1:
+		// The event is the next of sess's, and sess reflects the log up
+		// to it: every event before it, another writer's batch that holds
+		// no ADK event included, and none after. What follows it in its
+		// batch is the deps' change it made and the batch event.
 		as.applied(event, end)
 		return nil
 	}
-	return fmt.Errorf("nousadk: append event %q to %s: it was stored as event %d, and this Session was read at event %d: %w", event.ID, k, i+1, head, ErrStaleSession)
+	return fmt.Errorf("nousadk: append event %q to %s: it was stored as event %d of the log, and this Session was read up to event %d: %w", event.ID, k, at, head, ErrStaleSession)
 }
 
-// batchOf returns the seq of the runtime_event of the i-th ADK event of
-// c's log and the seq its batch ends at: the event before the next ADK
-// event, or the log's last.
+// batchOf returns the seq of the i-th ADK event of c's log and the seq its
+// batch ends at: the first batch event after it ([nous.EventBatch], which
+// ends every batch a save stores), or the event before the next ADK event
+// when that comes first (a batch the service did not make), or the log's
+// last.
 func batchOf(c *nous.Context, i int) (at, end int64) {
 	n := -1
 	for e := range c.Log().All() {
-		if e.Type != nous.EventRuntime {
-			continue
-		}
-		if n++; n == i {
-			at = e.Seq
-		} else if n == i+1 {
-			return at, e.Seq - 1
+		switch {
+		case e.Type == nous.EventRuntime:
+			if n++; n == i {
+				at = e.Seq
+			} else if n == i+1 {
+				return at, e.Seq - 1
+			}
+		case n == i && e.Type == nous.EventBatch:
+			return at, e.Seq
 		}
 	}
 	return at, int64(c.Log().Len())
-}
-
-// adkEventsBefore returns the number of ADK events of c's log up to seq.
-func adkEventsBefore(c *nous.Context, seq int64) int {
-	n := 0
-	for e := range c.Log().All() {
-		if e.Seq > seq {
-			break
-		}
-		if e.Type == nous.EventRuntime {
-			n++
-		}
-	}
-	return n
 }
 
 // sharedDeltas saves the app and user deltas of a stored event to their

@@ -483,12 +483,17 @@ func TestCorruptEvent(t *testing.T) {
 	if err := c.LogEvent(nous.EventRuntime, map[string]any{"adk_event": `{"id": 7}`}); err != nil {
 		t.Fatal(err)
 	}
+	// The session's batch, then each append's (its event and its batch
+	// event), then the bad event.
+	if bad := c.Log().Len(); bad != 1+2*600+1 {
+		t.Fatalf("the bad event is event %d of the log, want %d", bad, 1+2*600+1)
+	}
 	if err := c.Save(bg, store); err != nil {
 		t.Fatal(err)
 	}
 	for name, svc := range map[string]*nousadk.SessionService{"held": svc, "read whole": nousadk.NewSessionService(store)} {
 		_, err := svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
-		if !errors.Is(err, nous.ErrCorrupt) || !strings.Contains(err.Error(), "event 601 ") {
+		if !errors.Is(err, nous.ErrCorrupt) || !strings.Contains(err.Error(), "event 1202 ") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -966,5 +971,120 @@ func TestAppendRetriedAfterScopeFailure(t *testing.T) {
 	}
 	if fmt.Sprint(eventIDs(sess)) != "[e1]" {
 		t.Errorf("the Session has %v, want e1 once", eventIDs(sess))
+	}
+}
+
+// The retry of an append whose reply was lost succeeds only on a Session
+// that reflects the log up to the event: on one read before another
+// writer's batch that holds no ADK event (a change of the session's state
+// alone) it is stale, since that Session lacks the change. On the Session
+// the append was made on, it succeeds, and that Session is stale for the
+// next append when another writer changed the state after the event. The
+// event is stored once.
+func TestLostReplyRetriedAroundStateChanges(t *testing.T) {
+	store := &lossy{Store: storetest.NewMemory()}
+	svc := nousadk.NewSessionService(store)
+	mustCreate(t, svc, "app", "u", "s", nil)
+	early := mustGet(t, svc, "app", "u", "s")
+	setState(t, store.Store, "s", "before", "set by another writer")
+	later := mustGet(t, svc, "app", "u", "s")
+	ev := &session.Event{ID: "e1", Author: "user"}
+	store.lose = true
+	if err := svc.AppendEvent(bg, later, ev); err == nil {
+		t.Fatal("the lost reply was not an error")
+	}
+	setState(t, store.Store, "s", "after", "set by another writer")
+
+	if err := svc.AppendEvent(bg, early, ev); !errors.Is(err, nousadk.ErrStaleSession) {
+		t.Errorf("the retry on the Session read before the state changed: %v", err)
+	}
+	if early.Events().Len() != 0 || len(state(early)) != 0 {
+		t.Errorf("the stale retry changed its Session: %v, state %v", eventIDs(early), state(early))
+	}
+	if err := svc.AppendEvent(bg, later, ev); err != nil {
+		t.Errorf("the retry on the Session the append was made on: %v", err)
+	}
+	if fmt.Sprint(eventIDs(later)) != "[e1]" || state(later)["before"] == nil {
+		t.Errorf("the Session appended to: %v, state %v", eventIDs(later), state(later))
+	}
+	e2 := &session.Event{ID: "e2", Author: "model"}
+	if err := svc.AppendEvent(bg, later, e2); !errors.Is(err, nousadk.ErrStaleSession) {
+		t.Errorf("the next append on that Session, which lacks the state set after the event: %v", err)
+	}
+	fresh := mustGet(t, svc, "app", "u", "s")
+	if err := svc.AppendEvent(bg, fresh, e2); err != nil {
+		t.Errorf("the next append on the Session read again: %v", err)
+	}
+	got := mustGet(t, nousadk.NewSessionService(store.Store), "app", "u", "s")
+	if fmt.Sprint(eventIDs(got)) != "[e1 e2]" || !sameState(state(got), map[string]any{"before": "set by another writer", "after": "set by another writer"}) {
+		t.Errorf("stored %v, state %v; want e1 once, then e2, and both keys", eventIDs(got), state(got))
+	}
+}
+
+// setState sets key to value in the state of session id of app "app" and
+// user "u", in one save through nous: a batch that holds no ADK event.
+func setState(t *testing.T, store nous.Store, id, key string, value any) {
+	t.Helper()
+	var log uuid.UUID
+	for info, err := range store.List(bg, nous.ListOptions{Labels: map[string]string{"adk_session": id}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = info.ID
+	}
+	c, err := nous.Load(bg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Deps[key] = value
+	if err := c.Save(bg, store); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reads is a store that counts the events its Reads return.
+type reads struct {
+	nous.Store
+	events int
+}
+
+func (s *reads) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Stored, error) {
+	st, err := s.Store.Read(ctx, id, after)
+	s.events += len(st.Events)
+	return st, err
+}
+
+// List reads of a session with events the last append's batch only, as
+// many events whatever the session's length, and of one without events
+// the whole log, which is its creation's batch.
+func TestListReadsLastBatch(t *testing.T) {
+	store := &reads{Store: storetest.NewMemory()}
+	svc := nousadk.NewSessionService(store)
+	sess := mustCreate(t, svc, "app", "u", "long", nil)
+	mustCreate(t, svc, "app", "u", "empty", map[string]any{"n": 1})
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 50 {
+		ev := &session.Event{ID: fmt.Sprint("e", i), Author: "user", Timestamp: at.Add(time.Duration(i) * time.Second),
+			Actions: session.EventActions{StateDelta: map[string]any{"n": i}}}
+		if err := svc.AppendEvent(bg, sess, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, svc := range map[string]*nousadk.SessionService{"this service": svc, "a new one": nousadk.NewSessionService(store)} {
+		store.events = 0
+		r, err := svc.List(bg, &session.ListRequest{AppName: "app", UserID: "u"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range r.Sessions {
+			if s.ID() == "long" && (!s.LastUpdateTime().Equal(at.Add(49*time.Second)) || fmt.Sprint(state(s)["n"]) != "49") {
+				t.Errorf("%s: the long session: updated %v, state %v", name, s.LastUpdateTime(), state(s))
+			}
+		}
+		// The long session's event, deps_update and batch event; the
+		// empty one's deps_update and batch event.
+		if store.events != 3+2 {
+			t.Errorf("%s: List read %d events of the sessions, want 5", name, store.events)
+		}
 	}
 }
