@@ -44,7 +44,9 @@
 // Every span has the times of the events that bound it, except that none
 // ends before it starts, nor a turn before its calls' spans or the turn
 // before it: a log whose clock went back still gives a trace a backend
-// takes.
+// takes. The batch event a save ends each of its batches with
+// ([nous.EventBatch]) is no event of the run: it makes no span, ends
+// none, and moves no span's time.
 //
 // An error is the span's status (Error, with error.type _OTHER): a
 // model call that gave no reply or a partial one (its step's error says

@@ -105,6 +105,11 @@ func (f *fold) add(e *nous.Event) {
 	if e.Message == nil && e.Type.IsSurface() {
 		return // not an event a log holds
 	}
+	if e.Type == nous.EventBatch {
+		// The end of a save's batch: no event of the run, it neither
+		// starts nor ends a span, nor moves a time the fold keeps.
+		return
+	}
 	at := e.CreatedAt
 	switch e.Type {
 	case nous.EventTurnStart:

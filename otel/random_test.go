@@ -55,8 +55,8 @@ var required = map[string][]attribute.Key{
 // Random sessions made of the library's own operations (turns with and
 // without bounds, replies with and without steps, failed and cut calls,
 // parallel tools with failures, patched calls, replacements, calls
-// recorded by hand), traced live and exported from a store: both give
-// the same spans, and those spans keep to the conventions: every
+// recorded by hand, saves, each of which ends with a batch event), traced
+// live and exported from a store: both give the same spans, and those spans keep to the conventions: every
 // attribute by its name and type, every span in a turn and within its
 // times, a chat span per model call, an execute_tool span per result,
 // the usage of the steps, and every span that starts ends.
@@ -73,8 +73,9 @@ func TestRandomSessions(t *testing.T) {
 			}
 			live, liveRec := recorder(opts...)
 			c := nous.NewContext(nous.WithSystemPrompt("p"), nous.WithDeps(map[string]any{"api_key": "sk-random-secret"}))
+			store := storetest.NewMemory()
 			stop := live.Observe(context.Background(), c)
-			randomSession(t, r, c)
+			randomSession(t, r, c, store)
 			stop()
 			got := spans(t, liveRec)
 			if len(liveRec.Started()) != len(liveRec.Ended()) {
@@ -82,7 +83,6 @@ func TestRandomSessions(t *testing.T) {
 			}
 			checkSpans(t, c, got)
 
-			store := storetest.NewMemory()
 			if err := c.Save(context.Background(), store); err != nil {
 				t.Fatal(err)
 			}
@@ -99,8 +99,9 @@ func TestRandomSessions(t *testing.T) {
 	}
 }
 
-// randomSession runs random operations on c.
-func randomSession(t *testing.T, r *rand.Rand, c *nous.Context) {
+// randomSession runs random operations on c, saving it to store now and
+// then.
+func randomSession(t *testing.T, r *rand.Rand, c *nous.Context, store nous.Store) {
 	t.Helper()
 	ctx := context.Background()
 	explicit := false
@@ -114,7 +115,7 @@ func randomSession(t *testing.T, r *rand.Rand, c *nous.Context) {
 	}
 	for range 20 + r.IntN(40) {
 		var err error
-		switch k := r.IntN(12); {
+		switch k := r.IntN(14); {
 		case k == 0 && !explicit:
 			err, explicit = c.LogEvent(nous.EventTurnStart, nil), true
 		case k == 0:
@@ -158,6 +159,8 @@ func randomSession(t *testing.T, r *rand.Rand, c *nous.Context) {
 			}
 		case k == 11:
 			c.AddToolCall(nous.ToolCall{ID: id(), Name: "by_hand"})
+		case k >= 12:
+			err = c.Save(ctx, store)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -231,10 +234,23 @@ func checkSpans(t *testing.T, c *nous.Context, got []span) {
 		}
 	}
 
-	// What the log says there is.
-	calls, results, steps := 0, 0, 0
+	calls, results, steps := logCalls(c)
+	if counts["chat"] != calls || counts["execute_tool"] != results {
+		t.Errorf("%d chat and %d execute_tool spans; the log has %d model calls and %d tool results", counts["chat"], counts["execute_tool"], calls, results)
+	}
+	if usage != steps || steps != c.Usage.InputTokens {
+		t.Errorf("the chat spans count %d input tokens, the steps %d, the context %d", usage, steps, c.Usage.InputTokens)
+	}
+}
+
+// logCalls returns what c's log says there is: its model calls, its tool
+// results, and the input tokens of its steps.
+func logCalls(c *nous.Context) (calls, results, steps int) {
 	pending, cut := false, false // a reply waiting for its step; a step that failed with none
 	for e := range c.Log().All() {
+		if e.Type == nous.EventBatch {
+			continue // a save's: no event of the run
+		}
 		wasCut := cut
 		cut = false
 		switch e.Type {
@@ -265,10 +281,5 @@ func checkSpans(t *testing.T, c *nous.Context, got []span) {
 	if pending {
 		calls++
 	}
-	if counts["chat"] != calls || counts["execute_tool"] != results {
-		t.Errorf("%d chat and %d execute_tool spans; the log has %d model calls and %d tool results", counts["chat"], counts["execute_tool"], calls, results)
-	}
-	if usage != steps || steps != c.Usage.InputTokens {
-		t.Errorf("the chat spans count %d input tokens, the steps %d, the context %d", usage, steps, c.Usage.InputTokens)
-	}
+	return calls, results, steps
 }

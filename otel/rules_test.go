@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nous-go/nous"
 	nousotel "github.com/nous-go/nous/otel"
+	"github.com/nous-go/nous/storetest"
 )
 
 // traced runs run on a context made with opts, traced live by a tracer
@@ -295,25 +297,35 @@ func TestNullToolResponse(t *testing.T) {
 }
 
 // Observing from a question or a reply on traces the turn or the model
-// call it is part of.
+// call it is part of, whether the log was saved since (it then ends with
+// the save's batch event, after the deps' changes the save records).
 func TestObserveMidTurn(t *testing.T) {
-	for _, reply := range []bool{false, true} {
-		c := nous.NewContext()
-		must(t, c.AddMessage(nous.UserMessage("hi")))
-		question := lastEvent(c)
-		if reply {
-			must(t, c.AddMessage(nous.AssistantMessage("hello")))
-		}
-		tr, rec := recorder()
-		stop := tr.Observe(context.Background(), c)
-		if !reply {
-			must(t, c.AddMessage(nous.AssistantMessage("hello")))
-		}
-		c.EndStep(nous.Step{Model: "m"})
-		stop()
-		got := spans(t, rec)
-		if len(got) != 2 || got[0].Status != codes.Unset || !got[1].Start.Equal(question.CreatedAt) && !reply {
-			t.Errorf("observed from the %s: %v", map[bool]string{false: "question", true: "reply"}[reply], got)
+	for _, saved := range []bool{false, true} {
+		for _, reply := range []bool{false, true} {
+			c := nous.NewContext()
+			must(t, c.AddMessage(nous.UserMessage("hi")))
+			question := lastEvent(c)
+			if reply {
+				must(t, c.AddMessage(nous.AssistantMessage("hello")))
+			}
+			if saved {
+				c.Deps["k"] = "v"
+				must(t, c.Save(context.Background(), storetest.NewMemory()))
+				if e := lastEvent(c); e.Type != nous.EventBatch {
+					t.Fatalf("the saved log ends with a %s event", e.Type)
+				}
+			}
+			tr, rec := recorder()
+			stop := tr.Observe(context.Background(), c)
+			if !reply {
+				must(t, c.AddMessage(nous.AssistantMessage("hello")))
+			}
+			c.EndStep(nous.Step{Model: "m"})
+			stop()
+			got := spans(t, rec)
+			if len(got) != 2 || got[0].Status != codes.Unset || !got[1].Start.Equal(question.CreatedAt) && !reply {
+				t.Errorf("saved %v, observed from the %s: %v", saved, map[bool]string{false: "question", true: "reply"}[reply], got)
+			}
 		}
 	}
 }
@@ -358,5 +370,69 @@ func TestSummarizerCall(t *testing.T) {
 	in := last.Attrs["gen_ai.input.messages"].AsString()
 	if !strings.Contains(in, "And now?") || !strings.Contains(in, "Summary: Paris") {
 		t.Errorf("the next call's input: %s", in)
+	}
+}
+
+// A batch event, which ends every batch a save stores, is no event of the
+// run: a session whose every event is followed by one (between a replace
+// and the step_end of the summarizer's call, a failed step and the
+// partial reply the caller adds, a reply and its step_end, a turn_end and
+// the next question) has the spans of the session without them, at the
+// same times.
+func TestBatchEventsChangeNothing(t *testing.T) {
+	c := nous.NewContext(nous.WithSystemPrompt("Be brief."))
+	runLoop(t, c)
+	must(t, c.AddMessage(nous.UserMessage("And the day after?")))
+	c.EndStep(nous.Step{Provider: "openai", Model: "m", Error: "nous: the reply stopped after 3 events: interrupted"})
+	partial := nous.AssistantMessage("Clou")
+	partial.Metadata = map[string]any{nous.MetadataInterrupted: true}
+	must(t, c.AddMessage(partial))
+	for i := range 6 {
+		must(t, c.AddMessage(nous.UserMessage(fmt.Sprintf("question %d about the weather in Paris", i))))
+		must(t, c.AddMessage(nous.AssistantMessage("an answer about the weather in Paris, at length")))
+		c.EndStep(nous.Step{})
+	}
+	summarizer := nous.UsageSummarizerFunc(func(context.Context, []nous.Message) (nous.Message, nous.Usage, error) {
+		return nous.UserMessage("Summary: Paris was asked about."), nous.Usage{Requests: 1, InputTokens: 40}, nil
+	})
+	if _, err := c.Compact(context.Background(), 120, nous.WithSummarizer(summarizer), nous.WithSummaryReserve(40)); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.AddMessage(nous.AssistantMessage("Sunny.")))
+	c.EndStep(nous.Step{})
+
+	events := c.Log().Events()
+	var batched []nous.Event
+	replaced := false
+	for i, e := range events {
+		// Each batch event between its event and the next, in time.
+		at := e.CreatedAt.Add(time.Millisecond)
+		if i+1 < len(events) {
+			at = e.CreatedAt.Add(events[i+1].CreatedAt.Sub(e.CreatedAt) / 2)
+		}
+		batched = append(batched, e, nous.Event{Type: nous.EventBatch, Data: map[string]any{nous.DataKeys: []any{fmt.Sprint("b", i)}}, CreatedAt: at})
+		replaced = replaced || e.Type == nous.EventReplace && i+1 < len(events) && events[i+1].Type == nous.EventStepEnd
+	}
+	if !replaced {
+		t.Fatal("the session has no summarizer's call")
+	}
+	tr, rec := recorder(nousotel.WithContent(), nousotel.WithAgentName("a"))
+	into := nous.NewContext(nous.WithSystemPrompt("Be brief."))
+	var got [2][]span
+	for i, evs := range [][]nous.Event{events, batched} {
+		rec.Reset()
+		stop := tr.Observe(context.Background(), into)
+		for _, e := range evs {
+			into.Observer(e)
+		}
+		stop()
+		got[i] = spans(t, rec)
+	}
+	sameSpans(t, got[0], got[1])
+	// runLoop's two turns of two calls each, the turn of the cut call
+	// (one span, its partial reply included), six of one call, and the
+	// summarizer's call with the answer after it.
+	if turns, chats := len(ofOperation(got[0], "invoke_agent")), len(ofOperation(got[0], "chat")); turns != 10 || chats != 13 {
+		t.Errorf("%d turns and %d chat spans, want 10 and 13:\n%v", turns, chats, got[0])
 	}
 }

@@ -68,8 +68,9 @@ func NewTracer(tp trace.TracerProvider, opts ...Option) *Tracer {
 
 // Observe traces c live: from now on, the events c appends become spans
 // as the run goes (and the turn or the model call under way, when c's log
-// ends with a question or a reply) (through [nous.Context.Observer], after the observer
-// already set, which still sees every event). Each span is made when
+// ends with a question or a reply, saved or not) (through
+// [nous.Context.Observer], after the observer already set, which still
+// sees every event). Each span is made when
 // its end is logged, with the times of the events that bound it, so the
 // trace is the one [Tracer.ExportContext] makes of the same events
 // later. Turns are children of ctx's span, if it has one; otherwise each
@@ -88,8 +89,10 @@ func (t *Tracer) Observe(ctx context.Context, c *nous.Context) (stop func()) {
 		return func() {}
 	}
 	f := newFold(t, ctx, c)
-	if e, ok := c.Log().Event(int64(c.Log().Len())); ok && (e.Type == nous.EventUserMessage || e.Type == nous.EventAssistantMessage) {
-		f.add(&e) // the turn or the model call under way
+	if from := underWay(c); from > 0 {
+		for e := range c.Log().Since(from - 1) {
+			f.add(&e) // the turn or the model call under way
+		}
 	}
 	prev := c.Observer
 	c.Observer = func(e nous.Event) {
@@ -104,6 +107,25 @@ func (t *Tracer) Observe(ctx context.Context, c *nous.Context) (stop func()) {
 			c.Observer = prev
 			f.finish()
 		})
+	}
+}
+
+// underWay returns the seq of the question or the reply c's log ends
+// with, but for the events a save ends a batch with (the deps' changes
+// and the batch event, which may follow it): the turn or the model call
+// under way. It is 0 when the log ends with no such message.
+func underWay(c *nous.Context) int64 {
+	for seq := int64(c.Log().Len()); ; seq-- {
+		e, ok := c.Log().Event(seq)
+		switch {
+		case !ok:
+			return 0
+		case e.Type == nous.EventBatch || e.Type == nous.EventDepsUpdate:
+			continue
+		case e.Type == nous.EventUserMessage || e.Type == nous.EventAssistantMessage:
+			return seq
+		}
+		return 0
 	}
 }
 
