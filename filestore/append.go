@@ -54,7 +54,7 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 			s.mu.Unlock()
 		}
 	}()
-	e, err := s.lockedFor(id, fi, &b)
+	e, err := s.lockedFor(ctx, id, fi, &b, unlock)
 	if err != nil {
 		return err
 	}
@@ -82,8 +82,8 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 }
 
 // checkBatch returns the error of a batch b that no log can take: of the
-// nil log ID or incarnation, with a head that is not its last event's
-// seq, or with a key [nous.CheckKey] refuses.
+// nil log ID or incarnation, or with a head that is not its last event's
+// seq.
 func checkBatch(b *nous.Batch) error {
 	id := b.Info.ID
 	if id == uuid.Nil || b.Info.Incarnation == uuid.Nil {
@@ -92,20 +92,17 @@ func checkBatch(b *nous.Batch) error {
 	if b.Info.Head != b.After+int64(len(b.Events)) {
 		return fmt.Errorf("filestore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
 	}
-	if err := nous.CheckKey(b.Key); err != nil {
-		return fmt.Errorf("filestore: log %s: %w", id, err)
-	}
 	return nil
 }
 
 // createOrCheck is what a save of batch b does under s.mu before it takes
-// the log's lock. The first batch of a log that does not exist creates it
-// (see create: the log appears whole or not at all, and no lock of its
-// file is needed, as the link that puts it in place fails when another
-// process created it first), and it reports created. Any other batch is
-// checked against the log as the store holds it (read again first when
-// it holds none, or a poisoned one, or b is a first batch), so that one
-// the log cannot take fails without waiting for the lock.
+// the log's lock. A batch that follows head 0 (After 0) of a log that does
+// not exist creates it (see create: the log appears whole or not at all,
+// and no lock of its file is needed, as the link that puts it in place
+// fails when another process created it first), and it reports created.
+// Any other batch is checked against the log as the store holds it (read
+// again first when it holds none, or a poisoned one, or b follows head 0),
+// so that one the log cannot take fails without waiting for the lock.
 func (s *Store) createOrCheck(ctx context.Context, b *nous.Batch) (created bool, err error) {
 	id := b.Info.ID
 	s.mu.Lock()
@@ -114,29 +111,39 @@ func (s *Store) createOrCheck(ctx context.Context, b *nous.Batch) (created bool,
 	switch {
 	case s.closed:
 		err = errors.New("filestore: the store is closed")
-	case !ok || e.poisoned != nil || b.Info.Revision <= 1:
+	case !ok || e.poisoned != nil || b.After == 0:
 		e, err = s.current(id)
 	} // else the log is read again under its lock, if its file changed
-	if err == nil && e == nil && b.Info.Revision == 1 && b.After == 0 {
+	if err == nil && e == nil && b.After == 0 {
 		return true, s.create(ctx, *b)
+	}
+	if err == nil && e != nil && b.After == 0 {
+		err = cas(id, e, b) // a log created twice: a head past 0, or another incarnation
 	}
 	return false, exists(id, e, err, b) // under s.mu: it reads e
 }
 
 // exists returns the error of a batch b of log id, whose entry is e (nil
-// for none) as current returned it with err, that is not the first and
-// that the log as it is cannot take: its error, a log that exists for a
-// first batch, a missing one for a later batch.
+// for none) as current returned it with err, that the log as it is
+// cannot take: its error, or a missing log for a batch after a head past
+// 0, which only a log the store holds can take.
 func exists(id uuid.UUID, e *entry, err error, b *nous.Batch) error {
 	switch {
 	case err != nil:
 		return err
-	case b.Info.Revision <= 1 && e != nil:
-		return fmt.Errorf("filestore: log %s exists, with head %d: %w", id, e.file.info.Head, nous.ErrConflict)
-	case b.Info.Revision > 1 && e == nil:
-		return fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 	case e == nil:
-		return fmt.Errorf("filestore: log %s: a first batch after seq %d at revision %d", id, b.After, b.Info.Revision)
+		return fmt.Errorf("filestore: log %s: a batch after seq %d: %w", id, b.After, nous.ErrNotFound)
+	}
+	return nil
+}
+
+// cas returns the error of batch b if log id, entry e, cannot take it: a
+// head that is not the one b follows, or another incarnation, is an error
+// wrapping nous.ErrConflict.
+func cas(id uuid.UUID, e *entry, b *nous.Batch) error {
+	if i := &e.file.info; i.Head != b.After || i.Incarnation != b.Info.Incarnation {
+		return fmt.Errorf("filestore: log %s: expected head %d incarnation %s, stored head %d incarnation %s: %w",
+			id, b.After, b.Info.Incarnation, i.Head, i.Incarnation, nous.ErrConflict)
 	}
 	return nil
 }
@@ -144,23 +151,25 @@ func exists(id uuid.UUID, e *entry, err error, b *nous.Batch) error {
 // lockedFor returns the entry of log id, whose file, of info fi, is
 // locked, as locked returns it (up to date with the file, its torn last
 // frame cut), once it has checked that the log can take batch b: that b
-// follows the stored head and revision of the log's incarnation (else an
-// error wrapping nous.ErrConflict), and that no batch with b's key is
-// stored (else nous.ErrLanded). s.mu is held.
-func (s *Store) lockedFor(id uuid.UUID, fi os.FileInfo, b *nous.Batch) (*entry, error) {
+// follows the stored head of the log's incarnation (else an error wrapping
+// nous.ErrConflict). A file of version 4 that holds batch keys is migrated
+// first (see migrateLocked), which moves its head on, so that the batch,
+// made without the migration's event, conflicts; unlock releases the
+// file's lock, which the migration may let go of. s.mu is held.
+func (s *Store) lockedFor(ctx context.Context, id uuid.UUID, fi os.FileInfo, b *nous.Batch, unlock func()) (*entry, error) {
 	e, err := s.locked(id, fi)
 	if err != nil {
 		return nil, err
 	}
-	if err := exists(id, e, nil, b); err != nil {
+	if e.file.keyed != nil {
+		if err := s.migrateLocked(ctx, id, e, unlock); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("filestore: log %s: expected head %d, stored head %d, the batch keys of its file of version 4 moved into an event: %w",
+			id, b.After, e.file.info.Head, nous.ErrConflict)
+	}
+	if err := cas(id, e, b); err != nil {
 		return nil, err
-	}
-	if i := &e.file.info; i.Head != b.After || i.Revision != b.Info.Revision-1 || i.Incarnation != b.Info.Incarnation {
-		return nil, fmt.Errorf("filestore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
-			id, b.After, b.Info.Revision-1, b.Info.Incarnation, i.Head, i.Revision, i.Incarnation, nous.ErrConflict)
-	}
-	if b.Key != "" && e.file.keys[b.Key] {
-		return nil, fmt.Errorf("filestore: log %s: a batch with key %q is stored already: %w", id, b.Key, nous.ErrLanded)
 	}
 	return e, nil
 }
@@ -172,7 +181,7 @@ func (s *Store) lockedFor(id uuid.UUID, fi os.FileInfo, b *nous.Batch) (*entry, 
 // file open to append it to. It gives up when ctx is done, with nothing
 // written. s.mu is held.
 func (s *Store) prepareAppend(ctx context.Context, id uuid.UUID, e *entry, b *nous.Batch, unlock func()) (buf []byte, done bool, err error) {
-	f := frame{info: b.Info, after: b.After, key: b.Key, state: b.State, events: b.Events}
+	f := frame{info: b.Info, after: b.After, state: b.State, events: b.Events, revision: e.file.revision + 1}
 	if err := checkFrame(&f); err != nil {
 		return nil, false, fmt.Errorf("filestore: log %s: %w", id, err)
 	}
@@ -197,7 +206,7 @@ func (s *Store) appended(id uuid.UUID, e *entry, b *nous.Batch, start, n int64) 
 	switch {
 	case s.logs[id] != e: // forgotten meanwhile: the next use reads the file
 	case e.file.good == start:
-		stored := frame{info: b.Info, after: b.After, key: b.Key, state: bytes.Clone(b.State), events: b.Events}
+		stored := frame{info: b.Info, after: b.After, state: bytes.Clone(b.State), events: b.Events, revision: e.file.revision + 1}
 		if err := e.file.add(&stored, e.file.good); err != nil {
 			s.poison(id, e, err) // written, and yet not a frame of this log: the file needs a reopen
 			return fmt.Errorf("filestore: log %s: %w", id, err)

@@ -87,7 +87,7 @@ func (s *Store) used(id uuid.UUID) {
 		s.forget(id, e)
 		return
 	}
-	bytes := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16 + int64(len(e.file.marks))*markBytes
+	bytes := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16 + int64(len(e.file.keys))*keyBytes
 	s.cached += bytes - e.bytes
 	e.bytes = bytes
 	if el, ok := s.elems[id]; ok {
@@ -109,9 +109,9 @@ func (s *Store) used(id uuid.UUID) {
 	}
 }
 
-// markBytes is about what a log's mark of a batch with a key takes in
-// memory: in its slice and its map, with a random key.
-const markBytes = 160
+// keyBytes is about what a batch key a file of version 4 holds takes in
+// memory, in its slice and its map, for a random key.
+const keyBytes = 120
 
 // forget takes log id, whose entry is e (or nil), out of the cache's count.
 // s.mu is held.

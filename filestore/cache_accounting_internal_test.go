@@ -26,7 +26,7 @@ func checkCache(t *testing.T, s *Store, step string) {
 		if e == nil {
 			t.Fatalf("%s: listed log %s not in s.logs", step, id)
 		}
-		want := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16 + int64(len(e.file.marks))*markBytes
+		want := int64(len(e.file.state)) + sumBytes(e.file.calls) + int64(len(e.file.frames))*16 + int64(len(e.file.keys))*keyBytes
 		if e.bytes != want {
 			t.Fatalf("%s: log %s counted %d, holds %d", step, id, e.bytes, want)
 		}

@@ -200,8 +200,8 @@ func TestCacheKeepsALogBeingWritten(t *testing.T) {
 	go func() { saved <- a.Save(ctx, s) }()
 	<-inSync
 	saveTurns(t, s, b, "two") // the cache holds one log: b's save would push a out
-	if st, err := s.Read(ctx, a.Log().ID(), 0); err != nil || st.Info.Head != 1 {
-		t.Fatalf("a read of the log being written: head %d, %v; want 1, the frame not fsynced unseen", st.Info.Head, err)
+	if st, err := s.Read(ctx, a.Log().ID(), 0); err != nil || st.Info.Head != 2 {
+		t.Fatalf("a read of the log being written: head %d, %v; want 2 (a message and its batch event), the frame not fsynced unseen", st.Info.Head, err)
 	}
 	let()
 	if err := <-saved; !errors.Is(err, injected) {
@@ -226,7 +226,7 @@ func TestFirstBatchOfAnExistingLogRacesItsSaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := nous.Batch{Info: st.Info, State: st.State}
-	first.Info.Revision, first.Info.Head = 1, 0
+	first.Info.Head = 0
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

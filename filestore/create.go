@@ -30,7 +30,7 @@ func (s *Store) create(ctx context.Context, b nous.Batch) error {
 	if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	f := frame{info: b.Info, after: 0, key: b.Key, state: b.State, events: b.Events}
+	f := frame{info: b.Info, after: 0, state: b.State, events: b.Events}
 	if err := checkFrame(&f); err != nil {
 		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
@@ -59,7 +59,7 @@ func (s *Store) create(ctx context.Context, b nous.Batch) error {
 		}
 		return err
 	}
-	stored := frame{info: b.Info, key: b.Key, state: bytes.Clone(b.State), events: b.Events}
+	stored := frame{info: b.Info, state: bytes.Clone(b.State), events: b.Events}
 	stored.info.Labels = maps.Clone(b.Info.Labels)
 	e := &entry{file: logFile{version: version, good: int64(len(magic))}}
 	if err := e.file.add(&stored, e.file.good); err != nil {

@@ -14,7 +14,11 @@
 //
 // A crash in the middle of a save leaves a torn last frame, which the next
 // writer of the log cuts off: the log holds every save that returned nil.
-// Damage anywhere else is an error wrapping [nous.ErrCorrupt]. Names are
-// kept in a subdirectory, names/, one file per name. FORMAT.md specifies
-// the files.
+// Damage anywhere else is an error wrapping [nous.ErrCorrupt]. Files an
+// earlier version of the package wrote are read, and rewritten in the
+// current format at their next save; one that keeps batch keys apart from
+// the events (version 4) is rewritten the first time the store uses it,
+// its keys moved into a batch event that ends its log ([nous.EventBatch]),
+// so that [nous.Context.HasBatch] knows them. Names are kept in a
+// subdirectory, names/, one file per name. FORMAT.md specifies the files.
 package filestore

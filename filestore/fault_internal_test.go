@@ -141,8 +141,8 @@ func TestCreateFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Len() != 1 || got.Log().Len() != 1 {
-				t.Fatalf("loaded %d messages, %d events, want 1 and 1", got.Len(), got.Log().Len())
+			if got.Len() != 1 || got.Log().Len() != 2 {
+				t.Fatalf("loaded %d messages, %d events, want 1 and 2 (the message and its batch event)", got.Len(), got.Log().Len())
 			}
 		})
 	}
@@ -266,7 +266,7 @@ func TestRewriteFaults(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if lf, err := parseLog(raw); err != nil || len(lf.frames) != 2 || lf.info.Head != 3 {
+				if lf, err := parseLog(raw); err != nil || len(lf.frames) != 2 || lf.info.Head != int64(c.Log().Len()) {
 					t.Fatalf("after a failed rewrite: %d frames, head %d, %v; want the rewritten frame and one appended", len(lf.frames), lf.info.Head, err)
 				}
 			} else {

@@ -19,7 +19,7 @@ import (
 	"github.com/nous-go/nous"
 )
 
-// The on-disk format, version 4 (FORMAT.md, "The file store"): a log file
+// The on-disk format, version 5 (FORMAT.md, "The file store"): a log file
 // starts with the 8 bytes of magic, then holds one frame per save:
 //
 //	length  uint32, big-endian: the number of bytes of the payload
@@ -30,36 +30,42 @@ import (
 // and a payload is, all integers big-endian:
 //
 //	id [16]byte, parent [16]byte, fork seq int64, created at int64 (Unix ns),
-//	incarnation [16]byte, after int64, head int64, revision int64, updated at int64 (Unix ns),
+//	incarnation [16]byte, after int64, head int64, updated at int64 (Unix ns),
 //	name length uint32, name, label count uint32, then per label: key length uint32, key,
 //	value length uint32, value (the log's name and labels in its first frame; none in the others),
-//	key length uint32, key (the batch's),
-//	mark count uint32, then per mark: revision int64, head int64, key length uint32, key
-//	(in a first frame, the batches with a key it holds besides its own; none in the others),
 //	state length uint32, state,
 //	event count uint32, then per event: length uint32, the event's JSON.
 //
 // A file is rewritten, now and then, as one frame holding every event and
-// the state of the last save (see rewrite): its first frame is then of a
-// revision past 1 and holds the marks of the batches it took in.
+// the state of the last save (see rewrite). A batch's key is in the log
+// itself, in the batch event that ends it ([nous.EventBatch]).
 //
-// A file of version 3, which an earlier version wrote, has the same layout
-// without the key and the marks; one of version 2 has no name and labels
-// either. A file of version 1 has the layout of version 2 but for a
-// section between the state and the events: the tool calls it kept apart
-// (tool calls at uint32, tool call count uint32, then per call its length
-// uint32 and its JSON, replacing the stored calls from that index). Such
-// files are read, and rewritten in version 4 at their next save (the calls
-// a file of version 1 kept apart are events by then: Load recorded them).
+// Earlier versions are read, and rewritten in version 5 at their next
+// save. Version 4 has a revision int64 (the number of saves the log holds
+// once the frame is stored) between the head and the update time, and
+// between the labels and the state the batch's key (length uint32, key)
+// and marks (count uint32, then per mark: revision int64, head int64, key
+// length uint32, key: in a rewritten first frame, of a revision past 1,
+// the batches with a key it took in besides its own; none in the others).
+// A file of version 4 whose frames hold keys is migrated before it is
+// first given out (see migrate): the keys go into one batch event that
+// ends its log. Version 3 is version 4 without the key and the marks;
+// version 2 is version 3 without the name and labels. Version 1 has the
+// layout of version 2 but for a section between the state and the events:
+// the tool calls it kept apart (tool calls at uint32, tool call count
+// uint32, then per call its length uint32 and its JSON, replacing the
+// stored calls from that index); they are events once rewritten, as Load
+// recorded them.
 const (
-	magic   = "NOUSLOG\x04"
+	magic   = "NOUSLOG\x05"
+	magicV4 = "NOUSLOG\x04"
 	magicV3 = "NOUSLOG\x03"
 	magicV2 = "NOUSLOG\x02"
 	magicV1 = "NOUSLOG\x01"
 )
 
 // version is the format version this package writes.
-const version = 4
+const version = 5
 
 const frameHeader = 12
 
@@ -75,13 +81,26 @@ var errChecksum = errors.New("the payload fails its checksum")
 type frame struct {
 	info   nous.LogInfo
 	after  int64
-	key    string           // the batch's key
-	marks  []nous.BatchMark // a rewritten first frame's: the batches it took in, its own but
 	state  []byte
 	events []json.RawMessage
+	// versions 1 to 4: the number of saves the log holds once the frame is
+	// stored
+	revision int64
+	// version 4 only: the batch's key, and in a rewritten first frame the
+	// marks of the batches it took in, its own but
+	key   string
+	marks []mark
 	// version 1 only: the tool calls kept apart, from index callsAt on
 	callsAt int
 	calls   []json.RawMessage
+}
+
+// mark is what a rewritten first frame of version 4 holds of a batch with
+// a key that it took in: the key, and the revision and head of the log
+// once the batch was stored.
+type mark struct {
+	key            string
+	revision, head int64
 }
 
 // maxPayload bounds a frame's payload, whose length is a uint32; a
@@ -115,14 +134,17 @@ var (
 // payloadSize returns the bytes of the payload of f in a file of the
 // given version.
 func payloadSize(f *frame, version byte) int64 {
-	size := int64(3*16 + 6*8 + 4 + len(f.state) + 4)
+	size := int64(3*16 + 5*8 + 4 + len(f.state) + 4)
+	if version < 5 {
+		size += 8 // the revision
+	}
 	if version >= 3 {
 		size += int64(labelsBytes(f))
 	}
-	if version >= 4 {
+	if version == 4 {
 		size += int64(4 + len(f.key) + 4)
 		for _, m := range f.marks {
-			size += markSize(m.Key)
+			size += int64(8 + 8 + 4 + len(m.key))
 		}
 	}
 	if version == 1 {
@@ -137,10 +159,6 @@ func payloadSize(f *frame, version byte) int64 {
 	return size
 }
 
-// markSize returns the bytes a mark of a batch with the given key takes in
-// a frame.
-func markSize(key string) int64 { return int64(8 + 8 + 4 + len(key)) }
-
 // appendFrame appends the encoding of f, a frame of a file of the given
 // version, to dst.
 func appendFrame(dst []byte, f *frame, version byte) []byte {
@@ -154,7 +172,9 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 	dst = append(dst, f.info.Incarnation[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.after))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Head))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.Revision))
+	if version < 5 {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(f.revision))
+	}
 	dst = binary.BigEndian.AppendUint64(dst, uint64(f.info.UpdatedAt.UnixNano()))
 	if version >= 3 {
 		name, labels := "", []string(nil)
@@ -167,13 +187,13 @@ func appendFrame(dst []byte, f *frame, version byte) []byte {
 			dst = appendString(dst, s)
 		}
 	}
-	if version >= 4 {
+	if version == 4 {
 		dst = appendString(dst, f.key)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.marks)))
 		for _, m := range f.marks {
-			dst = binary.BigEndian.AppendUint64(dst, uint64(m.Revision))
-			dst = binary.BigEndian.AppendUint64(dst, uint64(m.Head))
-			dst = appendString(dst, m.Key)
+			dst = binary.BigEndian.AppendUint64(dst, uint64(m.revision))
+			dst = binary.BigEndian.AppendUint64(dst, uint64(m.head))
+			dst = appendString(dst, m.key)
 		}
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f.state)))
@@ -261,7 +281,9 @@ func decodePayload(p []byte, version byte) (frame, error) {
 	copy(f.info.Incarnation[:], r.next(16))
 	f.after = r.int64()
 	f.info.Head = r.int64()
-	f.info.Revision = r.int64()
+	if version < 5 {
+		f.revision = r.int64()
+	}
 	f.info.UpdatedAt = unixNano(r.int64())
 	if version >= 3 {
 		f.info.Name = string(r.next(int(r.uint32())))
@@ -277,11 +299,11 @@ func decodePayload(p []byte, version byte) (frame, error) {
 			f.info.Labels[k] = v
 		}
 	}
-	if version >= 4 {
+	if version == 4 {
 		f.key = string(r.next(int(r.uint32())))
 		for n := r.uint32(); n > 0 && r.err == nil; n-- {
-			m := nous.BatchMark{Revision: r.int64(), Head: r.int64()}
-			m.Key = string(r.next(int(r.uint32())))
+			m := mark{revision: r.int64(), head: r.int64()}
+			m.key = string(r.next(int(r.uint32())))
 			f.marks = append(f.marks, m)
 		}
 	}
@@ -352,17 +374,20 @@ func (r *reader) int64() int64 {
 // logFile is what a log file holds: its frames, checked, in order, and the
 // length of its good prefix.
 type logFile struct {
-	version byte // of the file's format: 1 to 4
-	info    nous.LogInfo
-	state   []byte
-	calls   []json.RawMessage // version 1: the tool calls kept apart
-	frames  []frameAt         // where each frame starts and the seq it follows: events stay on disk
-	good    int64             // bytes of the file that hold whole frames
-	torn    bool              // the file goes on past good: a torn last frame
-	marks   []nous.BatchMark  // of the batches with a key, in order
-	keys    map[string]bool   // their keys
-	events  int64             // the bytes the events take in frames: what a rewrite keeps of them
-	marked  int64             // the bytes the marks take in a frame
+	version  byte // of the file's format: 1 to 5
+	info     nous.LogInfo
+	revision int64 // versions 1 to 4: the last frame's, which the next one's follows
+	state    []byte
+	calls    []json.RawMessage // version 1: the tool calls kept apart
+	frames   []frameAt         // where each frame starts and the seq it follows: events stay on disk
+	good     int64             // bytes of the file that hold whole frames
+	torn     bool              // the file goes on past good: a torn last frame
+	events   int64             // the bytes the events take in frames: what a rewrite keeps of them
+	// version 4: the keys of the batches, in the order they were stored
+	// (a rewritten first frame's marks, then each frame's own key), and
+	// the same as a set
+	keys  []string
+	keyed map[string]bool
 }
 
 // parseLog checks and decodes the content of a log file. A torn last frame
@@ -376,7 +401,7 @@ type logFile struct {
 func parseLog(b []byte) (logFile, error) {
 	lf := logFile{version: fileVersion(b)}
 	if lf.version == 0 {
-		return lf, fmt.Errorf("not a log file of version 1 to 4 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
+		return lf, fmt.Errorf("not a log file of version 1 to 5 (it starts %q): %w", b[:min(len(b), len(magic))], nous.ErrCorrupt)
 	}
 	lf.good = int64(len(magic))
 	if err := lf.extend(b[len(magic):], lf.good); err != nil {
@@ -393,6 +418,8 @@ func fileVersion(b []byte) byte {
 	}
 	switch string(b[:len(magic)]) {
 	case magic:
+		return 5
+	case magicV4:
 		return 4
 	case magicV3:
 		return 3
@@ -440,48 +467,48 @@ type frameAt struct {
 // add appends frame f, which starts at offset off, to lf, checking that it
 // continues it.
 func (lf *logFile) add(f *frame, off int64) error {
-	if lf.info.ID == uuid.Nil {
-		if f.after != 0 || f.info.Revision < 1 || f.info.Revision > 1 && lf.version < 4 {
-			return fmt.Errorf("the first frame starts after seq %d, at revision %d", f.after, f.info.Revision)
-		}
-		if err := checkMarks(f); err != nil {
-			return err
-		}
-		lf.info = f.info
-	} else if len(f.marks) > 0 {
-		return fmt.Errorf("marks of %d batches in a frame after seq %d", len(f.marks), f.after)
-	} else if f.info.ID != lf.info.ID || f.info.Incarnation != lf.info.Incarnation || f.after != lf.info.Head || f.info.Revision != lf.info.Revision+1 {
-		return fmt.Errorf("a frame of log %s (incarnation %s) after seq %d at revision %d in log %s (incarnation %s) at seq %d, revision %d",
-			f.info.ID, f.info.Incarnation, f.after, f.info.Revision, lf.info.ID, lf.info.Incarnation, lf.info.Head, lf.info.Revision)
+	if err := lf.follows(f); err != nil {
+		return err
 	}
 	if f.callsAt > len(lf.calls) {
 		return fmt.Errorf("tool calls from %d of %d", f.callsAt, len(lf.calls))
 	}
-	if f.key != "" && lf.keys[f.key] {
-		return fmt.Errorf("the batch key %.40q twice", f.key)
-	}
-	if lf.keys == nil {
-		lf.keys = map[string]bool{}
-	}
-	for _, m := range f.marks {
-		lf.keys[m.Key] = true
-	}
-	lf.marks = append(lf.marks, f.marks...)
-	for _, m := range f.marks {
-		lf.marked += markSize(m.Key)
-	}
-	if f.key != "" {
-		lf.keys[f.key] = true
-		lf.marks = append(lf.marks, nous.BatchMark{Key: f.key, Revision: f.info.Revision, Head: f.info.Head})
-		lf.marked += markSize(f.key)
+	if err := lf.addKeys(f); err != nil {
+		return err
 	}
 	for _, e := range f.events {
 		lf.events += 4 + int64(len(e))
 	}
-	lf.info.Head, lf.info.Revision, lf.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
+	if lf.info.ID == uuid.Nil {
+		lf.info = f.info
+	}
+	lf.info.Head, lf.info.UpdatedAt, lf.revision = f.info.Head, f.info.UpdatedAt, f.revision
 	lf.state = f.state
 	lf.calls = append(lf.calls[:f.callsAt], f.calls...) // nothing else holds lf.calls
 	lf.frames = append(lf.frames, frameAt{off, f.after})
+	return nil
+}
+
+// follows checks that frame f continues lf. A first frame starts after
+// seq 0; in a file of an earlier version, at revision 1, or (version 4) at
+// a later one when it is a rewrite, with marks in order. A later frame is
+// of the same log and incarnation, after lf's head, without marks; in a
+// file of an earlier version, of the next revision.
+func (lf *logFile) follows(f *frame) error {
+	old := lf.version < 5
+	if lf.info.ID == uuid.Nil {
+		if f.after != 0 || old && (f.revision < 1 || f.revision > 1 && lf.version < 4) {
+			return fmt.Errorf("the first frame starts after seq %d, at revision %d", f.after, f.revision)
+		}
+		return checkMarks(f)
+	}
+	if len(f.marks) > 0 {
+		return fmt.Errorf("marks of %d batches in a frame after seq %d", len(f.marks), f.after)
+	}
+	if f.info.ID != lf.info.ID || f.info.Incarnation != lf.info.Incarnation || f.after != lf.info.Head || old && f.revision != lf.revision+1 {
+		return fmt.Errorf("a frame of log %s (incarnation %s) after seq %d, revision %d, in log %s (incarnation %s) at seq %d, revision %d",
+			f.info.ID, f.info.Incarnation, f.after, f.revision, lf.info.ID, lf.info.Incarnation, lf.info.Head, lf.revision)
+	}
 	return nil
 }
 
@@ -492,22 +519,46 @@ func checkMarks(f *frame) error {
 	rev, head := int64(0), int64(0)
 	for i, m := range f.marks {
 		switch {
-		case m.Key == "" || keys[m.Key] || m.Key == f.key:
-			return fmt.Errorf("mark %d: the batch key %.40q empty or twice", i, m.Key)
-		case m.Revision <= rev || m.Revision >= f.info.Revision || m.Head < head || m.Head > f.info.Head:
+		case m.key == "" || keys[m.key] || m.key == f.key:
+			return fmt.Errorf("mark %d: the batch key %.40q empty or twice", i, m.key)
+		case m.revision <= rev || m.revision >= f.revision || m.head < head || m.head > f.info.Head:
 			return fmt.Errorf("mark %d: revision %d, head %d, after revision %d, head %d, in a frame of revision %d, head %d",
-				i, m.Revision, m.Head, rev, head, f.info.Revision, f.info.Head)
+				i, m.revision, m.head, rev, head, f.revision, f.info.Head)
 		}
-		keys[m.Key] = true
-		rev, head = m.Revision, m.Head
+		keys[m.key] = true
+		rev, head = m.revision, m.head
 	}
 	return nil
 }
 
-// marksFrom returns the marks of lf whose head is at or after seq after.
-func (lf *logFile) marksFrom(after int64) []nous.BatchMark {
-	i := sort.Search(len(lf.marks), func(i int) bool { return lf.marks[i].Head >= after })
-	return slices.Clone(lf.marks[i:])
+// addKeys adds the batch keys of f, a frame of a file of version 4, to
+// lf's: its marks', then its own. A key twice is damage, and so is one
+// [nous.CheckKey] refuses: the store checked every key it kept, and each
+// goes into an event of the log once the file is migrated.
+func (lf *logFile) addKeys(f *frame) error {
+	add := func(k string) error {
+		if lf.keyed[k] {
+			return fmt.Errorf("the batch key %.40q twice", k)
+		}
+		if err := nous.CheckKey(k); err != nil {
+			return err
+		}
+		if lf.keyed == nil {
+			lf.keyed = map[string]bool{}
+		}
+		lf.keyed[k] = true
+		lf.keys = append(lf.keys, k)
+		return nil
+	}
+	for _, m := range f.marks {
+		if err := add(m.key); err != nil {
+			return err
+		}
+	}
+	if f.key == "" {
+		return nil
+	}
+	return add(f.key)
 }
 
 // eventsAfter returns the events after seq after of the log lf describes,

@@ -20,10 +20,22 @@ func testFile() []byte {
 	id := uuid.Must(uuid.NewV7())
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	b := []byte(magic)
-	b = appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 2, Revision: 1, CreatedAt: at, UpdatedAt: at, Name: "chat 7", Labels: map[string]string{"app": "a", "user": "42"}},
-		key: "k1", state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}}, version)
-	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, key: "k2", state: []byte(`{}`),
+	b = appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 2, CreatedAt: at, UpdatedAt: at, Name: "chat 7", Labels: map[string]string{"app": "a", "user": "42"}},
+		state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}}, version)
+	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
 		events: []json.RawMessage{[]byte(`{"seq":3}`)}}, version)
+}
+
+// testFileV4 returns a file of version 4: a rewritten first frame with the
+// marks of two batches and its own key, then a frame with a key.
+func testFileV4() []byte {
+	id := uuid.Must(uuid.NewV7())
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	b := appendFrame([]byte(magicV4), &frame{info: nous.LogInfo{ID: id, Head: 2, CreatedAt: at, UpdatedAt: at}, revision: 3, key: "k3",
+		marks: []mark{{key: "k1", revision: 1, head: 1}, {key: "k2", revision: 2, head: 2}},
+		state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`)}}, 4)
+	return appendFrame(b, &frame{info: nous.LogInfo{ID: id, Head: 3, CreatedAt: at, UpdatedAt: at}, after: 2, revision: 4, key: "k4", state: []byte(`{}`),
+		events: []json.RawMessage{[]byte(`{"seq":3}`)}}, 4)
 }
 
 // FuzzParseLog: any file content gives a log, a torn cut or ErrCorrupt,
@@ -32,10 +44,11 @@ func FuzzParseLog(f *testing.F) {
 	full := testFile()
 	f.Add(full)
 	f.Add(full[:len(full)-3])
+	f.Add(testFileV4())
 	f.Add([]byte(magic))
 	f.Add([]byte(magicV1))
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	v1 := appendFrame([]byte(magicV1), &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 1, Revision: 1, CreatedAt: at, UpdatedAt: at},
+	v1 := appendFrame([]byte(magicV1), &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 1, CreatedAt: at, UpdatedAt: at}, revision: 1,
 		state: []byte(`{"version":2}`), events: []json.RawMessage{[]byte(`{"seq":1}`)}, calls: []json.RawMessage{[]byte(`{"id":"a"}`)}}, 1)
 	f.Add(v1)
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -54,7 +67,7 @@ func FuzzParseLog(f *testing.F) {
 			t.Fatalf("%d events for head %d: %v", len(events), lf.info.Head, err)
 		}
 		again, err := parseLog(b[:lf.good])
-		if err != nil || again.torn || !reflect.DeepEqual(again.info, lf.info) || len(again.frames) != len(lf.frames) {
+		if err != nil || again.torn || !reflect.DeepEqual(again.info, lf.info) || len(again.frames) != len(lf.frames) || !slices.Equal(again.keys, lf.keys) {
 			t.Fatalf("the good prefix does not read back alone: %v", err)
 		}
 	})
@@ -63,7 +76,7 @@ func FuzzParseLog(f *testing.F) {
 func TestParseLog(t *testing.T) {
 	full := testFile()
 	lf, err := parseLog(full)
-	if err != nil || lf.torn || lf.info.Head != 3 || len(lf.frames) != 2 || string(lf.state) != "{}" || lf.info.Name != "chat 7" || lf.info.Labels["user"] != "42" {
+	if err != nil || lf.torn || lf.info.Head != 3 || len(lf.frames) != 2 || string(lf.state) != "{}" || lf.info.Name != "chat 7" || lf.info.Labels["user"] != "42" || lf.keyed != nil {
 		t.Fatalf("%+v, %v", lf, err)
 	}
 	for after, want := range []string{`{"seq":1}`, `{"seq":2}`, `{"seq":3}`} {
@@ -73,18 +86,17 @@ func TestParseLog(t *testing.T) {
 		}
 	}
 	// A frame of another log in the middle is corruption.
-	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4, Revision: 3}, after: 3, events: []json.RawMessage{[]byte(`{}`)}}, version)
+	other := appendFrame(nil, &frame{info: nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 4}, after: 3, events: []json.RawMessage{[]byte(`{}`)}}, version)
 	b := append(append(append([]byte(nil), full...), other...), full[len(magic):len(magic)+8]...)
 	if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
 		t.Fatalf("a frame of another log: %v", err)
 	}
-	// Each frame continues the one before: its revision one more, its
-	// after the head before it, the same log and incarnation.
-	lf, _ = parseLog(full)
+	// Each frame continues the one before: its after the head before it,
+	// the same log and incarnation.
 	first := full[:lf.frames[1].off]
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	next := func(change func(f *frame)) []byte {
-		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, Revision: 2, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
+		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, CreatedAt: at, UpdatedAt: at}, after: 2, state: []byte(`{}`),
 			events: []json.RawMessage{[]byte(`{"seq":3}`)}}
 		change(&f)
 		return appendFrame(slices.Clone(first), &f, version)
@@ -93,8 +105,6 @@ func TestParseLog(t *testing.T) {
 		t.Fatalf("a frame that continues the first: %v", err)
 	}
 	for name, change := range map[string]func(f *frame){
-		"a revision skipped":  func(f *frame) { f.info.Revision = 3 },
-		"a revision repeated": func(f *frame) { f.info.Revision = 1 },
 		"an after not the head": func(f *frame) {
 			f.after, f.info.Head = 1, 2
 		},
@@ -104,42 +114,65 @@ func TestParseLog(t *testing.T) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
-	// A rewritten first frame holds the marks of the batches it took in:
-	// keys once each, revisions rising before its own, heads not falling
-	// up to its own; no later frame holds marks.
-	rewritten := func(change func(f *frame)) []byte {
-		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, Revision: 4, CreatedAt: at, UpdatedAt: at}, key: "k4", state: []byte(`{}`),
-			marks:  []nous.BatchMark{{Key: "k1", Revision: 1, Head: 1}, {Key: "k2", Revision: 2, Head: 1}, {Key: "k3", Revision: 3, Head: 3}},
-			events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`), []byte(`{"seq":3}`)}}
-		change(&f)
-		return appendFrame([]byte(magic), &f, version)
+	if _, err := parseLog([]byte("NOTALOG!rest")); !errors.Is(err, nous.ErrCorrupt) {
+		t.Fatalf("wrong magic: %v", err)
 	}
-	if got, err := parseLog(rewritten(func(*frame) {})); err != nil || len(got.marks) != 4 || !got.keys["k2"] || got.info.Revision != 4 {
-		t.Fatalf("a rewritten first frame: %d marks, revision %d, %v", len(got.marks), got.info.Revision, err)
+}
+
+// A file of version 4 is read with its batch keys, in the order the
+// batches were stored: a rewritten first frame's marks, its own key, then
+// each later frame's. Its frames' revisions rise one at a time; a
+// rewritten first frame holds marks in order (keys once each, revisions
+// rising before its own, heads not falling up to its own), and no later
+// frame holds marks.
+func TestParseLogVersion4(t *testing.T) {
+	full := testFileV4()
+	lf, err := parseLog(full)
+	if err != nil || lf.version != 4 || lf.info.Head != 3 || lf.revision != 4 || !slices.Equal(lf.keys, []string{"k1", "k2", "k3", "k4"}) {
+		t.Fatalf("version %d, head %d, revision %d, keys %q, %v", lf.version, lf.info.Head, lf.revision, lf.keys, err)
+	}
+	first := full[:lf.frames[1].off]
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	next := func(change func(f *frame)) []byte {
+		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, CreatedAt: at, UpdatedAt: at}, after: 2, revision: 4, state: []byte(`{}`),
+			events: []json.RawMessage{[]byte(`{"seq":3}`)}}
+		change(&f)
+		b := appendFrame(slices.Clone(first), &f, 4)
+		return append(b, b[len(magic):len(magic)+4]...) // not the torn last frame
 	}
 	for name, change := range map[string]func(f *frame){
-		"a key twice":            func(f *frame) { f.marks[1].Key = "k1" },
-		"the frame's key marked": func(f *frame) { f.marks[2].Key = "k4" },
-		"an empty key":           func(f *frame) { f.marks[0].Key = "" },
-		"revisions falling":      func(f *frame) { f.marks[1].Revision = 1 },
-		"a mark of its revision": func(f *frame) { f.marks[2].Revision = 4 },
-		"heads falling":          func(f *frame) { f.marks[1].Head = 0 },
-		"a head past its own":    func(f *frame) { f.marks[2].Head = 4 },
-		"marks in a later frame": func(f *frame) { f.marks = nil }, // and a later frame with some, below
+		"a revision skipped":     func(f *frame) { f.revision = 5 },
+		"a revision repeated":    func(f *frame) { f.revision = 3 },
+		"a key twice":            func(f *frame) { f.key = "k2" },
+		"a key CheckKey refuses": func(f *frame) { f.key = "k\x00" },
+		"marks in a later frame": func(f *frame) { f.marks = []mark{{key: "k9", revision: 1, head: 1}} },
 	} {
-		b := rewritten(change)
-		if name == "marks in a later frame" {
-			later := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 4, Revision: 5, CreatedAt: at, UpdatedAt: at}, after: 3, state: []byte(`{}`),
-				marks: []nous.BatchMark{{Key: "k9", Revision: 1, Head: 1}}, events: []json.RawMessage{[]byte(`{"seq":4}`)}}
-			b = appendFrame(b, &later, version)
-			b = append(b, b[len(magic):len(magic)+4]...) // not the torn last frame
-		}
-		if _, err := parseLog(b); !errors.Is(err, nous.ErrCorrupt) {
+		if _, err := parseLog(next(change)); !errors.Is(err, nous.ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := parseLog([]byte("NOTALOG!rest")); !errors.Is(err, nous.ErrCorrupt) {
-		t.Fatalf("wrong magic: %v", err)
+	rewritten := func(change func(f *frame)) []byte {
+		f := frame{info: nous.LogInfo{ID: lf.info.ID, Head: 3, CreatedAt: at, UpdatedAt: at}, revision: 4, key: "k4", state: []byte(`{}`),
+			marks:  []mark{{key: "k1", revision: 1, head: 1}, {key: "k2", revision: 2, head: 1}, {key: "k3", revision: 3, head: 3}},
+			events: []json.RawMessage{[]byte(`{"seq":1}`), []byte(`{"seq":2}`), []byte(`{"seq":3}`)}}
+		change(&f)
+		return appendFrame([]byte(magicV4), &f, 4)
+	}
+	if got, err := parseLog(rewritten(func(*frame) {})); err != nil || !slices.Equal(got.keys, []string{"k1", "k2", "k3", "k4"}) || got.revision != 4 {
+		t.Fatalf("a rewritten first frame: keys %q, revision %d, %v", got.keys, got.revision, err)
+	}
+	for name, change := range map[string]func(f *frame){
+		"a key twice":            func(f *frame) { f.marks[1].key = "k1" },
+		"the frame's key marked": func(f *frame) { f.marks[2].key = "k4" },
+		"an empty key":           func(f *frame) { f.marks[0].key = "" },
+		"revisions falling":      func(f *frame) { f.marks[1].revision = 1 },
+		"a mark of its revision": func(f *frame) { f.marks[2].revision = 4 },
+		"heads falling":          func(f *frame) { f.marks[1].head = 0 },
+		"a head past its own":    func(f *frame) { f.marks[2].head = 4 },
+	} {
+		if _, err := parseLog(rewritten(change)); !errors.Is(err, nous.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
 	}
 }
 
@@ -178,7 +211,7 @@ func TestFrameLimits(t *testing.T) {
 	}
 
 	for name, at := range map[string]time.Time{"year 1500": time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), "year 2300": time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)} {
-		info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Revision: 1, Incarnation: uuid.New(), CreatedAt: at, UpdatedAt: time.Now()}
+		info := nous.LogInfo{ID: uuid.Must(uuid.NewV7()), Head: 0, Incarnation: uuid.New(), CreatedAt: at, UpdatedAt: time.Now()}
 		if err := s.Append(ctx, nous.Batch{Info: info, State: []byte(`{"version":2}`)}); err == nil || !strings.Contains(err.Error(), "1678 to 2262") {
 			t.Errorf("a log created in %s: %v", name, err)
 		}

@@ -44,7 +44,7 @@ func (s *Store) List(ctx context.Context, opts nous.ListOptions) iter.Seq2[nous.
 				return
 			}
 			s.mu.Lock()
-			e, err := s.current(id)
+			e, err := s.settled(ctx, id)
 			info := nous.LogInfo{ID: id} // with an error: which log, so a caller can page past it
 			if e != nil {
 				info = infoOf(e)

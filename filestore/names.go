@@ -154,7 +154,7 @@ func (s *Store) Lookup(ctx context.Context, name string) (nous.LogInfo, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.current(id)
+	e, err := s.settled(ctx, id)
 	if err != nil {
 		return nous.LogInfo{}, err
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/filestore"
 )
@@ -93,32 +95,130 @@ func TestChild(t *testing.T) {
 		}
 		fmt.Println("saved", c.Log().ID())
 	case "timed": // once a line comes on stdin, n turns of each session its names (comma-separated) in turn; then it prints the time taken
-		var cs []*nous.Context
-		for _, name := range strings.Split(me, ",") {
-			cs = append(cs, nous.NewContext(nous.WithLogName(name)))
-		}
-		fmt.Println("ready")
-		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		if err := timedTurns(ctx, s, strings.Split(me, ","), n); err != nil {
 			fail(err)
 		}
-		began := time.Now()
-		for i := range n {
-			for _, c := range cs {
-				if err := c.AddMessage(nous.UserMessage(fmt.Sprint("turn ", i))); err != nil {
-					fail(err)
-				}
-				c.Deps["i"] = i
-				if err := c.Save(ctx, s); err != nil {
-					fail(err)
-				}
-			}
+	case "migrate": // once a line comes on stdin, a turn of each log its IDs (comma-separated) name, loaded and saved again on a conflict
+		if err := migrateTurns(ctx, s, strings.Split(me, ","), n); err != nil {
+			fail(err)
 		}
-		fmt.Println("took", time.Since(began).Nanoseconds())
 	default:
 		fail(fmt.Errorf("no mode %q", mode))
 	}
 	s.Close()
 	os.Exit(0)
+}
+
+// timedTurns is the child of mode "timed": it makes a session of each
+// name, and once a line comes on stdin saves n turns of each in turn, then
+// prints the time taken.
+func timedTurns(ctx context.Context, s nous.Store, names []string, n int) error {
+	var cs []*nous.Context
+	for _, name := range names {
+		cs = append(cs, nous.NewContext(nous.WithLogName(name)))
+	}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return err
+	}
+	began := time.Now()
+	for i := range n {
+		for _, c := range cs {
+			if err := c.AddMessage(nous.UserMessage(fmt.Sprint("turn ", i))); err != nil {
+				return err
+			}
+			c.Deps["i"] = i
+			if err := c.Save(ctx, s); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Println("took", time.Since(began).Nanoseconds())
+	return nil
+}
+
+// migrateTurns is the child of mode "migrate": once a line comes on
+// stdin, it saves a turn of child n in each log of ids, and prints each
+// ID once saved.
+func migrateTurns(ctx context.Context, s nous.Store, ids []string, n int) error {
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := turnOf(ctx, s, uuid.MustParse(id), fmt.Sprint("a turn of ", n)); err != nil {
+			return err
+		}
+		fmt.Println("saved", id)
+	}
+	return nil
+}
+
+// turnOf loads log id from s, adds a user message of text and saves it,
+// again from a load when another saved first.
+func turnOf(ctx context.Context, s nous.Store, id uuid.UUID, text string) error {
+	for {
+		c, err := nous.Load(ctx, s, id)
+		if err != nil {
+			return err
+		}
+		if err := c.AddMessage(nous.UserMessage(text)); err != nil {
+			return err
+		}
+		if err = c.Save(ctx, s); !errors.Is(err, nous.ErrConflict) {
+			return err
+		}
+	}
+}
+
+// Processes that open a directory of files of version 4 at once and save
+// a turn of each log migrate each log once: every key known, the
+// migration's event once, every process's turn stored once.
+func TestVersion4MigratesOnceAcrossProcesses(t *testing.T) {
+	skipShort(t)
+	dir, logs := filestore.CopyVersion4(t)
+	var ids []string
+	for _, l := range logs {
+		ids = append(ids, l.ID.String())
+	}
+	const procs = 4
+	var children []*child
+	for i := range procs {
+		children = append(children, start(t, dir, "migrate", strings.Join(ids, ","), i))
+	}
+	for _, c := range children {
+		if _, err := io.WriteString(c.in, "go\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range children {
+		if code, saved := c.wait(t); code != 0 || len(saved) != len(logs) {
+			t.Fatalf("child %d: exit %d, %d saves", i, code, len(saved))
+		}
+	}
+	s := open(t, dir)
+	for _, l := range logs {
+		c, err := nous.Load(context.Background(), s, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range l.Keys {
+			if !c.HasBatch(k) {
+				t.Fatalf("log %s: the batch key %q is lost", l.ID, k)
+			}
+		}
+		if seqs := migrationEvents(t, s, l); !slices.Equal(seqs, []int64{l.Head + 1}) {
+			t.Fatalf("log %s: the migration's event at seqs %v, want once, at %d", l.ID, seqs, l.Head+1)
+		}
+		turns := map[string]int{}
+		for _, m := range c.Messages() {
+			turns[m.Content]++
+		}
+		for i := range procs {
+			if n := turns[fmt.Sprint("a turn of ", i)]; n != 1 {
+				t.Fatalf("log %s holds child %d's turn %d times, want once", l.ID, i, n)
+			}
+		}
+	}
 }
 
 // child is a running child process.
@@ -213,8 +313,8 @@ func TestProcessesServeTheirOwnSessions(t *testing.T) {
 				t.Fatalf("child %d's message %d is %q, want %q", i, j, m.Content, want)
 			}
 		}
-		if c.Log().Len() != turns {
-			t.Fatalf("child %d's session has %d events, want %d", i, c.Log().Len(), turns)
+		if c.Log().Len() != 2*turns { // each turn's message and its batch event
+			t.Fatalf("child %d's session has %d events, want %d", i, c.Log().Len(), 2*turns)
 		}
 	}
 	n := 0
@@ -404,7 +504,7 @@ func TestWatchSeesOtherProcesses(t *testing.T) {
 			t.Fatalf("watched seq %d, want seq %d", e.Seq, next)
 		}
 		next++
-		if e.Type == nous.EventDepsUpdate { // the turn's change of the deps
+		if e.Type == nous.EventDepsUpdate || e.Type == nous.EventBatch { // the turn's change of the deps, the end of its batch
 			continue
 		}
 		if e.Message == nil || e.Message.Content != fmt.Sprint("writer turn ", turn) {

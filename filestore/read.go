@@ -20,14 +20,14 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for range 3 { // another file under its name as it reads: again
-		e, err := s.current(id)
+		e, err := s.settled(ctx, id)
 		if err != nil {
 			return nous.Stored{}, err
 		}
 		if e == nil {
 			return nous.Stored{}, fmt.Errorf("filestore: log %s: %w", id, nous.ErrNotFound)
 		}
-		st := nous.Stored{Info: infoOf(e), State: e.file.stateWithCalls(), Batches: e.file.marksFrom(after)}
+		st := nous.Stored{Info: infoOf(e), State: e.file.stateWithCalls()}
 		if after >= e.file.info.Head {
 			return st, nil
 		}

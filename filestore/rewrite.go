@@ -3,6 +3,8 @@ package filestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -23,50 +25,60 @@ var (
 )
 
 // rewrite stores f, the next frame of log id (entry e, whose lock is
-// held), by writing the file anew when it is due (see rewriteMin), or when
-// the file is of an earlier version: a temporary file with one frame that
-// holds every event, f's included, the marks of the batches with a key and
-// f's state, fsynced, renamed over the log's file, and the directory
-// fsynced. It reports whether it stored f. Until the rename, the log's file
-// is as it was: a failure there leaves the save to an append (done false),
-// as does a log too large for one frame. The new file is locked before it
-// takes the log's name, so that no process writes it until the rename is
-// durable. unlock releases the old file's lock.
-//
-// Its steps: rewriteDue decides; the events are read from the old file
-// and the new one encoded; writeAside writes it fsynced beside the old;
-// takeOver locks it (or lets go of the old file's handles); the rename
-// puts it in place, and the directory's fsync makes that durable;
-// rewritten makes e hold the new file.
+// held), by writing the file anew when it is due (see rewriteDue), or when
+// the file is of an earlier version: one frame that holds every event, f's
+// included, and f's state (see replace). It reports whether it stored f.
+// A failure that leaves the log's file as it was leaves the save to an
+// append (done false), as does a log too large for one frame. unlock
+// releases the old file's lock.
 func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, unlock func()) (done bool, err error) {
 	whole, due := rewriteDue(&e.file, f)
 	if !due {
 		return false, nil
 	}
+	err = s.replace(ctx, id, e, &whole, f.events, unlock)
+	if errors.As(err, new(errAside)) {
+		return false, nil
+	}
+	return true, err
+}
+
+// replace writes the file of log id (entry e, whose lock is held) anew as
+// one frame, whole, holding every event of the file, then more: a
+// temporary file, fsynced, renamed over the log's file, and the directory
+// fsynced. Until the rename, the log's file is as it was: a failure there
+// is an errAside. The new file is locked before it takes the log's name,
+// so that no process writes it until the rename is durable. unlock
+// releases the old file's lock. s.mu is held.
+//
+// Its steps: the events are read from the old file and the new one
+// encoded; writeAside writes it fsynced beside the old; takeOver locks it
+// (or lets go of the old file's handles); the rename puts it in place, and
+// the directory's fsync makes that durable; rewritten makes e hold the new
+// file.
+func (s *Store) replace(ctx context.Context, id uuid.UUID, e *entry, whole *frame, more []json.RawMessage, unlock func()) error {
 	path := s.path(id)
 	r, err := os.Open(path)
 	if err != nil {
-		return false, nil
+		return errAside{fmt.Errorf("filestore: log %s: %w", id, err)}
 	}
 	events, err := e.file.eventsAfter(r, 0)
 	r.Close()
 	if err != nil {
-		return true, fmt.Errorf("filestore: log %s: %w", id, err)
+		return fmt.Errorf("filestore: log %s: %w", id, err)
 	}
-	whole.marks, whole.events = e.file.marks, append(events, f.events...)
-	content := appendFrame([]byte(magic), &whole, version)
+	whole.events = append(events, more...)
+	content := appendFrame([]byte(magic), whole, version)
 	if err := ctx.Err(); err != nil { // the last moment to give up with nothing written
-		return true, err
+		return err
 	}
-	// From here until the rename, a failure leaves the log's file as it
-	// was, and the save to an append.
 	tmp, made, fi, err := s.writeAside(path, content)
 	if err != nil {
-		return false, nil
+		return errAside{fmt.Errorf("filestore: log %s: %w", id, err)}
 	}
 	hold, made, err := takeOver(ctx, tmp, made, e, unlock)
 	if err != nil {
-		return false, nil
+		return errAside{fmt.Errorf("filestore: log %s: %w", id, err)}
 	}
 	if hold != nil {
 		defer hold.Close() // the new file's lock, let go once its name is durable
@@ -77,7 +89,7 @@ func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, u
 			made.Close()
 		}
 		os.Remove(tmp)
-		return false, nil
+		return errAside{fmt.Errorf("filestore: log %s: %w", id, err)}
 	}
 	e.repin(made)
 	if err := s.syncDir(); err != nil {
@@ -85,21 +97,27 @@ func (s *Store) rewrite(ctx context.Context, id uuid.UUID, e *entry, f *frame, u
 		// crash: the log is poisoned until the store is opened again.
 		err = fmt.Errorf("filestore: log %s: %w", id, err)
 		s.poison(id, e, err)
-		return true, err
+		return err
 	}
-	return true, s.rewritten(id, e, &whole, int64(len(content)), fi)
+	return s.rewritten(id, e, whole, int64(len(content)), fi)
 }
 
+// errAside is a failure of replace that left the log's file as it was:
+// the new file, written aside, never took its name.
+type errAside struct{ error }
+
+func (e errAside) Unwrap() error { return e.error }
+
 // rewriteDue returns the frame that rewrites log file lf with its next
-// frame f, but for its marks and events (which rewrite gathers only once
-// it is due), and whether the rewrite is due: when the file would grow
-// past rewriteMin and rewriteRatio, or is of an earlier version, and the
-// new frame fits in one. The new frame's size is counted without walking
-// the marks and the events.
+// frame f, but for its events (which replace gathers only once it is
+// due), and whether the rewrite is due: when the file would grow past
+// rewriteMin and rewriteRatio, or is of an earlier version, and the new
+// frame fits in one. The new frame's size is counted without walking the
+// events.
 func rewriteDue(lf *logFile, f *frame) (whole frame, due bool) {
-	whole = frame{info: lf.info, key: f.key, state: f.state}
-	whole.info.Head, whole.info.Revision, whole.info.UpdatedAt = f.info.Head, f.info.Revision, f.info.UpdatedAt
-	payload := payloadSize(&whole, version) + lf.marked + lf.events // its size with the marks and the events, without walking them
+	whole = frame{info: lf.info, state: f.state}
+	whole.info.Head, whole.info.UpdatedAt = f.info.Head, f.info.UpdatedAt
+	payload := payloadSize(&whole, version) + lf.events // its size with the events, without walking them
 	for _, ev := range f.events {
 		payload += 4 + int64(len(ev))
 	}
@@ -175,7 +193,7 @@ func (s *Store) rewritten(id uuid.UUID, e *entry, whole *frame, size int64, fi o
 	stored := *whole
 	stored.state = bytes.Clone(whole.state)
 	if err := nf.add(&stored, nf.good); err != nil {
-		err = fmt.Errorf("filestore: log %s: %w", id, err) // checked by checkMarks as read: never
+		err = fmt.Errorf("filestore: log %s: %w", id, err) // a frame of the log's info, after seq 0: never
 		s.poison(id, e, err)
 		return err
 	}

@@ -151,8 +151,8 @@ func rewrittenSaves(t *testing.T, dir string, n, k int) (*nous.Context, [][]byte
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i+1 == k && filestore.FileVersion(b) != 4 {
-			t.Fatalf("the rewritten file is of version %d, want 4", filestore.FileVersion(b))
+		if i+1 == k && filestore.FileVersion(b) != 5 {
+			t.Fatalf("the rewritten file is of version %d, want 5", filestore.FileVersion(b))
 		}
 		files = append(files, b)
 		doc, err := c.Serialize()

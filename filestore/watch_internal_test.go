@@ -30,12 +30,16 @@ func TestWatchLeavesNothing(t *testing.T) {
 	if err := c.Save(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	deleted := false
 	for _, err := range s.Watch(ctx, c.Log().ID(), 0) {
 		if err != nil {
 			break
 		}
-		if err := s.Delete(ctx, c.Log().ID()); err != nil {
-			t.Fatal(err)
+		if !deleted {
+			if err := s.Delete(ctx, c.Log().ID()); err != nil {
+				t.Fatal(err)
+			}
+			deleted = true
 		}
 	}
 	s.mu.Lock()
