@@ -16,7 +16,8 @@ import (
 // store of a session with deps, one update applied, two saves, made by
 // the code of that time) loads as it was; its log records no deps until
 // the first save, which records the deps it has then, so that from that
-// event on the deps as of each seq are the log's.
+// event on the deps as of each seq are the log's. The store kept its
+// batches' keys apart: the log ends with the batch event that lists them.
 func TestStoreWrittenBeforeDepsUpdate(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -32,9 +33,15 @@ func TestStoreWrittenBeforeDepsUpdate(t *testing.T) {
 	deps, err := c.Log().Deps(head)
 	require.NoError(t, err)
 	require.Empty(t, deps, "the old log records no deps")
+	last, _ := c.Log().Event(head)
+	require.Equal(t, nous.EventBatch, last.Type, "the keys the store kept apart are a batch event")
+	require.Len(t, last.Data[nous.DataKeys], 2, "one key a save")
+	for _, k := range last.Data[nous.DataKeys].([]any) {
+		require.True(t, c.HasBatch(k.(string)))
+	}
 
 	require.NoError(t, c.Save(ctx, s), "an unchanged context's first save records its deps")
-	require.Equal(t, head+1, int64(c.Log().Len()))
+	require.Equal(t, head+2, int64(c.Log().Len()), "a deps_update and the batch event")
 	again, err := nous.LoadByName(ctx, s, "written before deps_update")
 	require.NoError(t, err)
 	deps, err = again.Log().Deps(head + 1)
@@ -42,7 +49,7 @@ func TestStoreWrittenBeforeDepsUpdate(t *testing.T) {
 	require.Equal(t, map[string]any{"user": "ada", "n": 2, "notes": []any{"tea"}}, deps)
 	again.Logger = quietLogger()
 	require.NoError(t, again.Save(ctx, s))
-	require.Equal(t, head+1, int64(again.Log().Len()), "then a save with nothing new records nothing")
+	require.Equal(t, head+2, int64(again.Log().Len()), "then a save with nothing new records nothing")
 }
 
 func copyDir(t *testing.T, from, to string) {
