@@ -34,7 +34,7 @@ func BenchmarkCompactTurn(b *testing.B) {
 // batches it is given: the events and the state a save writes.
 type bytesStore struct {
 	nous.Store
-	bytes, saves int
+	bytes, events, saves int
 }
 
 func (s *bytesStore) Append(ctx context.Context, b nous.Batch) error {
@@ -42,6 +42,7 @@ func (s *bytesStore) Append(ctx context.Context, b nous.Batch) error {
 	s.bytes += len(b.State)
 	for _, e := range b.Events {
 		s.bytes += len(e)
+		s.events += len(e)
 	}
 	return s.Store.Append(ctx, b)
 }
@@ -49,8 +50,9 @@ func (s *bytesStore) Append(ctx context.Context, b nous.Batch) error {
 // BenchmarkSaveDeps is a turn whose tools change the deps, saved: a
 // question and an answer, an update that appends a note and sets a
 // counter, a dep set directly, and a Save to a store in memory. bytes/save
-// is what each save writes, events and state; it grows with the record of
-// the deps' changes in the log.
+// is what each save writes, events and state, event-bytes/save the events
+// alone; they grow with the record of the deps' changes and the batch
+// event in the log.
 func BenchmarkSaveDeps(b *testing.B) {
 	s := &bytesStore{Store: storetest.NewMemory()}
 	c := nous.NewContext(nous.WithDeps(map[string]any{"user": "ada", "prefs": map[string]any{"units": "metric"}}))
@@ -74,4 +76,5 @@ func BenchmarkSaveDeps(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(s.bytes)/float64(s.saves), "bytes/save")
+	b.ReportMetric(float64(s.events)/float64(s.saves), "event-bytes/save")
 }
