@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func rawEvents(after int64, n int) []json.RawMessage {
 // firstBatch returns the creating batch of a log with n events.
 func firstBatch(id, inc uuid.UUID, n int) nous.Batch {
 	return nous.Batch{
-		Info:  nous.LogInfo{ID: id, Head: int64(n), Revision: 1, Incarnation: inc, UpdatedAt: time.Now(), CreatedAt: time.Now()},
+		Info:  nous.LogInfo{ID: id, Head: int64(n), Incarnation: inc, UpdatedAt: time.Now(), CreatedAt: time.Now()},
 		State: []byte(`{"version":2}`), Events: rawEvents(0, n),
 	}
 }
@@ -44,7 +45,6 @@ func nextBatch(st nous.Stored, n int) nous.Batch {
 	info := st.Info
 	after := info.Head
 	info.Head += int64(n)
-	info.Revision++
 	info.UpdatedAt = time.Now()
 	return nous.Batch{Info: info, After: after, State: []byte(`{"version":2}`), Events: rawEvents(after, n)}
 }
@@ -71,7 +71,7 @@ func TestExactBytes(t *testing.T) {
 	}
 	state := []byte(`{"version":2,  "deps":{"b":"\u0000","a":1.50}}`)
 	b := nous.Batch{
-		Info:  nous.LogInfo{ID: id, Head: 3, Revision: 1, Incarnation: uuid.New(), UpdatedAt: time.Now()},
+		Info:  nous.LogInfo{ID: id, Head: 3, Incarnation: uuid.New(), UpdatedAt: time.Now()},
 		State: state, Events: events,
 	}
 	must(t, s.Append(bg, b))
@@ -190,5 +190,42 @@ func TestBodiesRoundTripInEveryQueryMode(t *testing.T) {
 			}
 			must(t, s.Delete(bg, id))
 		})
+	}
+}
+
+// A batch after seq 0 creates the log, or appends to a log of head 0 and
+// its incarnation, as any batch appends to a log at the head it expects;
+// to a log that moved on, or of another incarnation, it is an
+// ErrConflict that names both heads, and stores nothing. Only the batch
+// that creates the log names it.
+func TestBatchAfterZero(t *testing.T) {
+	s := open(t, freshSchema(t))
+	id, inc := uuid.Must(uuid.NewV7()), uuid.New()
+	empty := firstBatch(id, inc, 0)
+	empty.Info.Name = "after zero"
+	must(t, s.Append(bg, empty))
+	other := firstBatch(id, uuid.New(), 2)
+	if err := s.Append(bg, other); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("a batch after 0 of another incarnation: %v, want ErrConflict", err)
+	}
+	b := firstBatch(id, inc, 2)
+	b.Info.Name = "renamed"
+	must(t, s.Append(bg, b))
+	st := readAll(t, s, id)
+	if st.Info.Head != 2 || len(st.Events) != 2 || st.Info.Name != "after zero" {
+		t.Fatalf("after a batch after 0 onto a log of head 0: head %d, %d events, name %q", st.Info.Head, len(st.Events), st.Info.Name)
+	}
+	again := firstBatch(id, inc, 1)
+	err := s.Append(bg, again)
+	if !errors.Is(err, nous.ErrConflict) || !strings.Contains(err.Error(), "expected head 0") || !strings.Contains(err.Error(), "stored head 2") {
+		t.Fatalf("a batch after 0 onto a log of head 2: %v, want ErrConflict naming both heads", err)
+	}
+	stale := nextBatch(st, 1)
+	stale.Info.Incarnation = uuid.New()
+	if err := s.Append(bg, stale); !errors.Is(err, nous.ErrConflict) {
+		t.Fatalf("a batch of another incarnation at the stored head: %v, want ErrConflict", err)
+	}
+	if now := readAll(t, s, id); now.Info.Head != 2 || len(now.Events) != 2 {
+		t.Fatalf("refused batches changed the log: head %d, %d events", now.Info.Head, len(now.Events))
 	}
 }

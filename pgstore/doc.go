@@ -18,27 +18,23 @@
 //
 // # Schema
 //
-// Version 4, recorded in nous_schema:
+// Version 5, recorded in nous_schema:
 //
 //	nous_logs     one row per log: id, parent, fork_seq, incarnation, head,
-//	              revision, state (bytea), created_at, updated_at, name
-//	              (text, NULL for none), labels (jsonb, {} for none)
+//	              state (bytea), created_at, updated_at, name (text, NULL
+//	              for none), labels (jsonb, {} for none)
 //	nous_events   one row per event: log_id, seq, type, created_at, and
 //	              body (bytea): the event's JSON, the bytes Save wrote
-//	nous_batches  one row per batch saved with a key ([nous.Batch.Key]):
-//	              log_id, key, and the revision and head the batch made
 //
-// A batch's key is stored by the save's one statement; the primary key
-// of nous_batches (log_id, key) holds each key to one batch of a log, in
-// whichever process or replica it is saved: a batch whose key its log
-// holds violates it, stores nothing, and is an [nous.ErrLanded]. A read
-// gives the keys of the batches whose head is at or after the seq it
-// reads from (the index nous_batches_head), which is how a save whose
-// reply was lost finds its batch; deleting a log deletes its keys.
-//
-// A recorded tool call is an event like any other (a tool_call event
-// whose body holds the call), so a log is its events and its state,
-// nothing else.
+// A log is its events and its state, nothing else. A recorded tool call
+// is an event like any other (a tool_call event whose body holds the
+// call), and so is the key of a batch ([nous.Context.SetBatchKey]): every
+// batch Save sends ends with a batch event ([nous.EventBatch]) that names
+// it, so that the head alone tells whether a log moved on, and a save
+// whose reply was lost finds its batch among the events read after the
+// seq it last saw. The store checks no key: [nous.Context.HasBatch] reads
+// the keys from the log, and Save refuses a key the log holds
+// ([nous.ErrLanded]).
 //
 // A log's name ([nous.WithLogName]) and labels ([nous.WithLogLabels]) are
 // those of its first save, kept in its row. The partial unique index
@@ -58,25 +54,49 @@
 // it uses QueryExecModeCacheDescribe (QueryExecModeExec when the pool has
 // no description cache); the other modes plan each time already.
 //
-// Open and New bring a database of an earlier version to version 4 in
+// Open and New bring a database of an earlier version to version 5 in
 // place, once, in one transaction that holds an advisory lock, whoever
 // opens it first; processes that open at once wait for it, then find it
-// done.
+// done. A process of an earlier version started after is refused with
+// [ErrSchema]; one still running stores nothing once it is done: its
+// saves, reads, lookups, lists and deletes name the column revision (or
+// the table nous_batches), which are gone, and fail, changing nothing
+// (its watches go on). Stop such processes before, or expect their
+// errors.
 //
-// Version 3 kept no keys of batches: the migration creates nous_batches,
-// empty, and its index, and the logs' earlier batches have no key.
+// Version 4 kept the key of each batch in a table of its own,
+// nous_batches (log_id, key, and the revision and head the batch made),
+// and counted each log's batches in a column revision of its row, which a
+// save compared as it did the head. The migration locks the three tables
+// against writers (EXCLUSIVE mode, so reads go on until the schema
+// changes), then appends to each log with keys one batch event at its
+// head plus one, which lists them in the order of their batches,
+//
+//	{"seq":<head+1>,"type":"batch","data":{"keys":["<key>",...]},"created_at":"<the migration's time>"}
+//
+// (the JSON nous writes of such an [nous.Event]), in a row of nous_events
+// like any other, and moves the log's head to it; its state and update
+// time stay as they were. [nous.Load] reads the keys from that event, so
+// [nous.Context.HasBatch] knows every key a batch was stored with, and a
+// save of one is refused as of a key stored after. A log without keys is
+// left as it was. Then nous_batches and the column revision go. The logs
+// are read and moved 500 at a time, all in the one transaction, and their
+// watchers are notified when it commits (only processes of version 4 can
+// be watching then). A key that no batch event can hold (empty, or one
+// [nous.CheckKey] refuses, neither of which version 4 stored) is refused
+// with [ErrSchema] naming its log, and nothing is changed.
+//
+// Version 3 kept no keys of batches: the migration drops the column
+// revision, and the logs' earlier batches have no key.
 //
 // Version 2 had no names or labels: the migration adds the two columns
 // (which rewrites no row: every log of version 2 has no name and the
 // labels {}) and builds the two indexes; the table is locked, to reads
-// too, until that is done, which on a large table takes a while. A process of version 2 still running
-// goes on working on the migrated tables, its new logs without a name;
-// one started after is refused with [ErrSchema], as any of an older
-// version is.
+// too, until that is done, which on a large table takes a while.
 //
 // Version 1 kept the tool calls apart, in a table nous_tool_calls, with a
 // count of them in each log's row. A database of version 1 is brought to
-// version 2, and then to 3 and 4, in the same transaction: each log's calls go
+// version 2, and then to 3 and 5, in the same transaction: each log's calls go
 // into its state document (as the "tool_calls" a context document has),
 // the table and the columns go, and [nous.Load] records those calls as
 // tool_call events at the end of the log, which the next save stores; a
@@ -95,15 +115,16 @@
 //
 // A save is one SQL statement: one round trip, one transaction (its
 // watchers are notified after it, see Watch; the pool Open makes sends it
-// without a ping, see Connections). It updates
-// the log's row only where the head, revision and incarnation are the ones
-// the saver saw, and inserts the events only when that update matched: a
-// stale writer changes nothing and gets [nous.ErrConflict], without an
-// aborted transaction. The primary key of nous_events is the backstop. A
-// first save creates the log's row only when no row has its ID, and the
-// unique index of the names refuses it when another log holds its name:
-// of replicas racing to create one name, one wins, and the others store
-// nothing.
+// without a ping, see Connections). It is a compare-and-set on the head:
+// it updates the log's row only where the head and incarnation are the
+// ones the saver saw, and inserts the events only when that update
+// matched: a stale writer changes nothing and gets [nous.ErrConflict],
+// without an aborted transaction. The primary key of nous_events is the
+// backstop. A batch after seq 0 creates the log's row when no row has its
+// ID (where one does, it appends only while that log's head is 0 and its
+// incarnation the saver's), and the unique index of the names refuses it
+// when another log holds its name: of replicas racing to create one name,
+// one wins, and the others store nothing.
 //
 // A save under an isolation level stricter than READ COMMITTED (a database
 // whose default is REPEATABLE READ, say) that a racing writer's commit

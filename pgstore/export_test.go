@@ -20,3 +20,12 @@ func SetPollEvery(d time.Duration) (restore func()) {
 	pollEvery = d
 	return func() { pollEvery = was }
 }
+
+// SetCarryPageSize makes a migration from version 4 read and move n logs
+// at a time until restore is called: a test with few logs sees it span
+// pages.
+func SetCarryPageSize(n int) (restore func()) {
+	was := carryPageSize
+	carryPageSize = n
+	return func() { carryPageSize = was }
+}

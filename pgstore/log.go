@@ -17,41 +17,39 @@ import (
 )
 
 // The tail of both append statements: given u, the log's row when the
-// guard matched, it inserts the events and the batch's key ($11, empty for
-// none: a key the log holds violates the key of nous_batches, and the
-// statement stores nothing). Without a row in u it does nothing. The log's
-// watchers are notified after it commits (see notifier).
+// guard matched, it inserts the events. Without a row in u it does
+// nothing. The log's watchers are notified after it commits (see
+// notifier).
 const appendTail = `
 e AS (
 	INSERT INTO nous_events (log_id, seq, type, created_at, body)
 	SELECT u.id, $3::bigint + x.n, x.type, x.at, x.body
 	FROM u, unnest($5::text[], $6::timestamptz[], $7::bytea[]) WITH ORDINALITY AS x(type, at, body, n)
-),
-k AS (
-	INSERT INTO nous_batches (log_id, key, revision, head)
-	SELECT u.id, $11::text, $10, $4 FROM u WHERE $11::text <> ''
 )
 SELECT 1 FROM u`
 
-// appendNext appends to a stored log: $1 id, $2 incarnation, $3 the head
-// expected, $4 the head after, $5-$7 the events' types, times and bodies,
-// $8 the state, $9 the time, $10 the revision after, $11 the batch's key.
+// appendNext appends to a stored log, a compare-and-set on its head and
+// incarnation: $1 id, $2 incarnation, $3 the head expected, $4 the head
+// after, $5-$7 the events' types, times and bodies, $8 the state, $9 the
+// time.
 const appendNext = `WITH u AS (
-	UPDATE nous_logs SET head = $4, revision = $10, state = $8, updated_at = $9
-	WHERE id = $1 AND incarnation = $2 AND head = $3 AND revision = $10 - 1
+	UPDATE nous_logs SET head = $4, state = $8, updated_at = $9
+	WHERE id = $1 AND incarnation = $2 AND head = $3
 	RETURNING id
 ),` + appendTail
 
-// appendFirst creates a log, with $12 its parent, $13 its fork seq, $14
-// its creation time, $15 its name ("" for none) and $16 its labels (a JSON
-// object); it does nothing when the log exists. A name another log holds
-// violates the unique index nameIndex: the statement fails, and stores
-// nothing.
+// appendFirst stores a batch after seq 0 ($3): it creates the log, with
+// $10 its parent, $11 its fork seq, $12 its creation time, $13 its name
+// ("" for none) and $14 its labels (a JSON object), or, when the log
+// exists, appends to it only while its head is 0 and its incarnation $2,
+// as appendNext would. A name another log holds violates the unique index
+// nameIndex: the statement fails, and stores nothing.
 const appendFirst = `WITH u AS (
-	INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at, name, labels)
-	VALUES ($1, $2, $4, $10, $8, $9, $12, $13, $14, nullif($15::text, ''), $16::jsonb)
-	ON CONFLICT (id) DO NOTHING
-	RETURNING id
+	INSERT INTO nous_logs AS l (id, incarnation, head, state, updated_at, parent, fork_seq, created_at, name, labels)
+	VALUES ($1, $2, $4, $8, $9, $10, $11, $12, nullif($13::text, ''), $14::jsonb)
+	ON CONFLICT (id) DO UPDATE SET head = excluded.head, state = excluded.state, updated_at = excluded.updated_at
+	WHERE l.incarnation = excluded.incarnation AND l.head = 0
+	RETURNING l.id
 ),` + appendTail
 
 // Append implements [nous.Store]: one statement, one round trip; the
@@ -68,11 +66,11 @@ func (s *Store) Append(ctx context.Context, b nous.Batch) error {
 }
 
 // appendStatement checks b and returns the statement that stores it,
-// appendFirst for a log's first batch and appendNext for any other, with
-// its arguments. It sends nothing: an error, of a batch no store may
-// hold (a nil ID or incarnation, a head that is not After plus its
-// events, a revision below 1, a first batch after a seq, a bad name,
-// labels, event or key), means nothing was sent.
+// appendFirst for a batch after seq 0 (which creates the log when the
+// store does not hold it) and appendNext for any other, with its
+// arguments. It sends nothing: an error, of a batch no store may hold (a
+// nil ID or incarnation, a head that is not After plus its events, a bad
+// name, labels or event), means nothing was sent.
 func appendStatement(b *nous.Batch) (string, []any, error) {
 	id := b.Info.ID
 	switch {
@@ -80,13 +78,9 @@ func appendStatement(b *nous.Batch) (string, []any, error) {
 		return "", nil, errors.New("pgstore: a batch of the nil log ID or incarnation")
 	case b.Info.Head != b.After+int64(len(b.Events)):
 		return "", nil, fmt.Errorf("pgstore: log %s: head %d after %d with %d events", id, b.Info.Head, b.After, len(b.Events))
-	case b.Info.Revision < 1:
-		return "", nil, fmt.Errorf("pgstore: log %s: revision %d", id, b.Info.Revision)
-	case b.Info.Revision == 1 && b.After != 0:
-		return "", nil, fmt.Errorf("pgstore: log %s: a first batch after seq %d", id, b.After)
 	}
 	var labels []byte
-	if b.Info.Revision == 1 {
+	if b.After == 0 {
 		if err := nous.CheckName(b.Info.Name, b.Info.Labels); err != nil {
 			return "", nil, fmt.Errorf("pgstore: log %s: %w", id, err)
 		}
@@ -99,16 +93,13 @@ func appendStatement(b *nous.Batch) (string, []any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if err := nous.CheckKey(b.Key); err != nil {
-		return "", nil, fmt.Errorf("pgstore: log %s: %w", id, err)
-	}
 	// The IDs as pgtype.UUID and the bodies as a FlatArray, which pgx
 	// encodes directly: a uuid.UUID goes through its driver.Valuer (a
 	// string, then parsed), and a [][]byte through reflection.
 	args := []any{nullable(id), nullable(b.Info.Incarnation), b.After, b.Info.Head, types, times,
-		pgtype.FlatArray[[]byte](raw(b.Events)), b.State, b.Info.UpdatedAt, b.Info.Revision, b.Key}
+		pgtype.FlatArray[[]byte](raw(b.Events)), b.State, b.Info.UpdatedAt}
 	sql := appendNext
-	if b.Info.Revision == 1 {
+	if b.After == 0 {
 		sql = appendFirst
 		args = append(args, nullable(b.Info.Parent), b.Info.ForkSeq, b.Info.CreatedAt, b.Info.Name, string(labels))
 	}
@@ -141,8 +132,7 @@ func eventHeads(b *nous.Batch) ([]string, []time.Time, error) {
 // runs it again after a serialization failure while the log is still as
 // b expects (at most serializationRetries times, waiting longer each
 // time); any other failure is returned, as the error of a log not as b
-// expects ([nous.ErrConflict], [nous.ErrNotFound]), of a key the log
-// holds ([nous.ErrLanded]), or of the server.
+// expects ([nous.ErrConflict], [nous.ErrNotFound]) or of the server.
 func (s *Store) send(ctx context.Context, b *nous.Batch, sql string, args []any) error {
 	id := b.Info.ID
 	for try, resent := 0, 0; ; {
@@ -156,8 +146,6 @@ func (s *Store) send(ctx context.Context, b *nous.Batch, sql string, args []any)
 			return s.refusal(ctx, b, nil)
 		case nameTaken(err):
 			return s.nameConflict(ctx, b)
-		case keyTaken(err):
-			return fmt.Errorf("pgstore: log %s: a batch with key %q is stored already: %w", id, b.Key, nous.ErrLanded)
 		case pgconn.SafeToRetry(err) && resent < resends && s.usable(ctx) == nil:
 			// Nothing was sent: the connection was found dead (reset by
 			// the server's side while it sat idle) at the first write. The
@@ -203,29 +191,29 @@ func serialization(err error) bool {
 }
 
 // refusal returns the error of a batch whose guard matched no row: the
-// log is not there, or not as the saver saw it. After a serialization
-// failure (failure not nil), it returns nil when the log is still as the
-// batch expects: nothing refused the batch but the server's caution.
+// log is not there, or not as the saver saw it (its head or incarnation
+// another). After a serialization failure (failure not nil), it returns
+// nil when the log is still as the batch expects: nothing refused the
+// batch but the server's caution.
 func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error {
 	id := b.Info.ID
-	var head, revision int64
+	var head int64
 	var incarnation uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT head, revision, incarnation FROM nous_logs WHERE id = $1`, id).Scan(&head, &revision, &incarnation)
-	expected := err == nil && head == b.After && revision == b.Info.Revision-1 && incarnation == b.Info.Incarnation
+	err := s.pool.QueryRow(ctx, `SELECT head, incarnation FROM nous_logs WHERE id = $1`, id).Scan(&head, &incarnation)
+	expected := err == nil && head == b.After && incarnation == b.Info.Incarnation
+	missing := errors.Is(err, pgx.ErrNoRows)
 	switch {
-	case failure != nil && (expected || errors.Is(err, pgx.ErrNoRows) && b.Info.Revision == 1):
+	case failure != nil && (expected || missing && b.After == 0):
 		return nil
-	case errors.Is(err, pgx.ErrNoRows) && b.Info.Revision > 1:
+	case missing && b.After != 0:
 		return fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
-	case errors.Is(err, pgx.ErrNoRows): // created and deleted again meanwhile
+	case missing: // created and deleted again meanwhile
 		return fmt.Errorf("pgstore: log %s: another writer created it first: %w", id, nous.ErrConflict)
 	case err != nil:
 		return fmt.Errorf("pgstore: log %s: %w", id, s.failed(ctx, err))
-	case b.Info.Revision == 1:
-		return fmt.Errorf("pgstore: log %s exists, with head %d: %w", id, head, nous.ErrConflict)
 	}
-	return fmt.Errorf("pgstore: log %s: expected head %d revision %d incarnation %s, stored head %d revision %d incarnation %s: %w",
-		id, b.After, b.Info.Revision-1, b.Info.Incarnation, head, revision, incarnation, nous.ErrConflict)
+	return fmt.Errorf("pgstore: log %s: expected head %d incarnation %s, stored head %d incarnation %s: %w",
+		id, b.After, b.Info.Incarnation, head, incarnation, nous.ErrConflict)
 }
 
 // nameTaken reports whether err is the violation of the unique index of
@@ -233,12 +221,6 @@ func (s *Store) refusal(ctx context.Context, b *nous.Batch, failure error) error
 func nameTaken(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == nameIndex
-}
-
-// keyTaken reports whether err is that of a batch whose key its log holds.
-func keyTaken(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == keyIndex
 }
 
 // nameConflict returns the error of a first batch refused for its name,
@@ -285,7 +267,7 @@ func nullable(id uuid.UUID) pgtype.UUID {
 
 // infoColumns are the columns of a log's row that make its LogInfo, in
 // the order row.dest scans them, of nous_logs as l.
-const infoColumns = `l.id, l.parent, l.fork_seq, l.incarnation, l.head, l.revision, l.created_at, l.updated_at,
+const infoColumns = `l.id, l.parent, l.fork_seq, l.incarnation, l.head, l.created_at, l.updated_at,
 	coalesce(l.name, ''), l.labels`
 
 // row receives infoColumns.
@@ -298,7 +280,7 @@ type row struct {
 // dest returns the destinations of infoColumns, then more.
 func (r *row) dest(more ...any) []any {
 	i := &r.info
-	return append([]any{&i.ID, &r.parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.Revision, &i.CreatedAt, &i.UpdatedAt,
+	return append([]any{&i.ID, &r.parent, &i.ForkSeq, &i.Incarnation, &i.Head, &i.CreatedAt, &i.UpdatedAt,
 		&i.Name, &r.labels}, more...)
 }
 
@@ -319,18 +301,11 @@ func (r *row) logInfo() (nous.LogInfo, error) {
 	return i, nil
 }
 
-// readLog reads a log's row, its events after $2 and the marks of its
-// batches whose head is $2 or after (one read of them, three arrays), in
-// one statement and so one snapshot.
+// readLog reads a log's row and its events after $2 in one statement,
+// and so one snapshot.
 const readLog = `SELECT ` + infoColumns + `, l.state,
-	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq),
-	coalesce(m.keys, '{}'), coalesce(m.revisions, '{}'), coalesce(m.heads, '{}')
+	ARRAY(SELECT e.body FROM nous_events e WHERE e.log_id = l.id AND e.seq > $2 ORDER BY e.seq)
 FROM nous_logs l
-LEFT JOIN LATERAL (
-	SELECT array_agg(b.key ORDER BY b.revision) AS keys, array_agg(b.revision ORDER BY b.revision) AS revisions,
-		array_agg(b.head ORDER BY b.revision) AS heads
-	FROM nous_batches b WHERE b.log_id = l.id AND b.head >= $2
-) m ON true
 WHERE l.id = $1`
 
 // Read implements [nous.Store].
@@ -341,9 +316,7 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 	var r row
 	var st nous.Stored
 	var events [][]byte
-	var keys []string
-	var revisions, heads []int64
-	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(r.dest(&st.State, &events, &keys, &revisions, &heads)...)
+	err := s.pool.QueryRow(ctx, readLog, id, after).Scan(r.dest(&st.State, &events)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %w", id, nous.ErrNotFound)
 	}
@@ -354,12 +327,6 @@ func (s *Store) Read(ctx context.Context, id uuid.UUID, after int64) (nous.Store
 		return nous.Stored{}, err
 	}
 	st.Events = rawMessages(events)
-	if len(keys) != len(revisions) || len(keys) != len(heads) {
-		return nous.Stored{}, fmt.Errorf("pgstore: log %s: %d keys of batches, %d revisions, %d heads: %w", id, len(keys), len(revisions), len(heads), nous.ErrCorrupt)
-	}
-	for i, k := range keys {
-		st.Batches = append(st.Batches, nous.BatchMark{Key: k, Revision: revisions[i], Head: heads[i]})
-	}
 	return st, nil
 }
 
@@ -498,10 +465,7 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID) error {
 		if tag.RowsAffected() == 0 {
 			return nous.ErrNotFound
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM nous_batches WHERE log_id = $1`, id)
+		_, err = tx.Exec(ctx, `DELETE FROM nous_events WHERE log_id = $1`, id)
 		return err
 	})
 	if err != nil {

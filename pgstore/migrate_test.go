@@ -89,16 +89,37 @@ func v1Context(t *testing.T, n int) (*nous.Context, []nous.ToolCall) {
 	return c, v1Turns(t, c, 0, n)
 }
 
-// v1Of returns c's log as this package stores it (its state and events,
+// v1Of returns c's log as this package stored it (its state and events,
 // written by a save), with calls rows of nous_tool_calls of which the row
 // counts count.
 func v1Of(t *testing.T, c *nous.Context, calls []nous.ToolCall, count int) v1Log {
+	t.Helper()
+	st, _ := earlier(t, c)
+	return v1Log{Stored: st, count: count, calls: calls}
+}
+
+// earlier returns c's log as this package's earlier versions stored it,
+// after one save, and c as Load gives that log back: the state and the
+// events a save writes, without the batch event that this version's saves
+// end their batches with, which no earlier one wrote.
+func earlier(t *testing.T, c *nous.Context) (nous.Stored, *nous.Context) {
 	t.Helper()
 	m := storetest.NewMemory()
 	must(t, c.Save(bg, m))
 	st, err := m.Read(bg, c.Log().ID(), 0)
 	must(t, err)
-	return v1Log{Stored: st, count: count, calls: calls}
+	var last nous.Event
+	must(t, json.Unmarshal(st.Events[len(st.Events)-1], &last))
+	if last.Type != nous.EventBatch {
+		t.Fatalf("a save ended its batch with a %s event", last.Type)
+	}
+	st.Events = st.Events[:len(st.Events)-1]
+	st.Info.Head--
+	back := storetest.NewMemory()
+	must(t, back.Append(bg, nous.Batch{Info: st.Info, State: st.State, Events: st.Events}))
+	loaded, err := nous.Load(bg, back, st.Info.ID)
+	must(t, err)
+	return st, loaded
 }
 
 // createV1 makes dsn's schema one of version 1 that holds logs.
@@ -114,16 +135,10 @@ func createV1(t *testing.T, dsn string, logs ...v1Log) {
 			parent = i.Parent
 		}
 		_, err := conn.Exec(bg, `INSERT INTO nous_logs (id, parent, fork_seq, incarnation, head, revision, tool_calls, calls_rewritten, state, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10)`,
-			i.ID, parent, i.ForkSeq, i.Incarnation, i.Head, i.Revision, l.count, l.State, i.CreatedAt, i.UpdatedAt)
+			VALUES ($1, $2, $3, $4, $5, 1, $6, 0, $7, $8, $9)`,
+			i.ID, parent, i.ForkSeq, i.Incarnation, i.Head, l.count, l.State, i.CreatedAt, i.UpdatedAt)
 		must(t, err)
-		for _, body := range l.Events {
-			var e nous.Event
-			must(t, json.Unmarshal(body, &e))
-			_, err := conn.Exec(bg, `INSERT INTO nous_events (log_id, seq, type, created_at, body) VALUES ($1, $2, $3, $4, $5)`,
-				i.ID, e.Seq, string(e.Type), e.CreatedAt, []byte(body))
-			must(t, err)
-		}
+		insertEvents(t, conn, l.Stored)
 		for idx, call := range l.calls {
 			body, err := json.Marshal(call)
 			must(t, err)
@@ -155,19 +170,23 @@ func dump(t *testing.T, dsn string) string {
 
 // checkSchema fails unless dsn's tables are of the current version: one
 // version row, no table of tool calls, no columns of them; a name column
-// under a unique index, a labels column under a GIN index.
+// under a unique index, a labels column under a GIN index; no table of the
+// keys of batches, no column of the revisions.
 func checkSchema(t *testing.T, dsn string) {
 	t.Helper()
 	conn := connect(t, dsn)
 	var rows, version int
-	var calls bool
+	var calls, batches bool
 	var columns string
 	must(t, conn.QueryRow(bg, `SELECT (SELECT count(*) FROM nous_schema), (SELECT max(version) FROM nous_schema),
 		to_regclass(quote_ident(current_schema()) || '.nous_tool_calls') IS NOT NULL,
+		to_regclass(quote_ident(current_schema()) || '.nous_batches') IS NOT NULL,
 		(SELECT string_agg(column_name::text || ' ' || data_type::text || ' ' || is_nullable::text || ' ' || coalesce(collation_name::text, '-'), ',' ORDER BY ordinal_position)
-			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'nous_logs')`).Scan(&rows, &version, &calls, &columns))
-	if rows != 1 || version != pgstore.SchemaVersion || calls || strings.Contains(columns, "tool_calls") || strings.Contains(columns, "calls_rewritten") {
-		t.Fatalf("after the migration: %d version rows, version %d, nous_tool_calls there: %v, columns of nous_logs %s", rows, version, calls, columns)
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'nous_logs')`).Scan(&rows, &version, &calls, &batches, &columns))
+	if rows != 1 || version != pgstore.SchemaVersion || calls || batches || strings.Contains(columns, "tool_calls") ||
+		strings.Contains(columns, "calls_rewritten") || strings.Contains(columns, "revision") {
+		t.Fatalf("after the migration: %d version rows, version %d, nous_tool_calls there: %v, nous_batches there: %v, columns of nous_logs %s",
+			rows, version, calls, batches, columns)
 	}
 	for _, want := range []string{"name text YES C", "labels jsonb NO -"} {
 		if !slices.Contains(strings.Split(columns, ","), want) {
@@ -188,13 +207,6 @@ func checkSchema(t *testing.T, dsn string) {
 	}
 	if def := indexes["nous_logs_labels"]; !strings.Contains(def, "USING gin (labels jsonb_path_ops)") {
 		t.Fatalf("the index of the labels is %q", def)
-	}
-	var keyDef, headDef string
-	must(t, conn.QueryRow(bg, `SELECT
-		coalesce((SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'nous_batches_key'), ''),
-		coalesce((SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'nous_batches_head'), '')`).Scan(&keyDef, &headDef))
-	if !strings.Contains(keyDef, "UNIQUE INDEX") || !strings.Contains(keyDef, "(log_id, key)") || !strings.Contains(headDef, "(log_id, head)") {
-		t.Fatalf("the indexes of the batches' keys are %q and %q", keyDef, headDef)
 	}
 }
 
@@ -249,12 +261,12 @@ func checkMigrated(t *testing.T, s *pgstore.Store, l v1Log) {
 
 	must(t, c.Save(bg, s))
 	st := readAll(t, s, id)
-	revision := l.Info.Revision
+	wantHead := int64(head) // a log with no calls to record is unchanged, and its save sends nothing
 	if len(want) > 0 {
-		revision++
+		wantHead += int64(len(want)) + 1 // the calls, and the batch event
 	}
-	if st.Info.Head != int64(head+len(want)) || st.Info.Revision != revision || st.Info.Incarnation != l.Info.Incarnation {
-		t.Fatalf("log %s after a save: %+v, want head %d, revision %d, incarnation %s", id, st.Info, head+len(want), revision, l.Info.Incarnation)
+	if st.Info.Head != wantHead || st.Info.Incarnation != l.Info.Incarnation {
+		t.Fatalf("log %s after a save: %+v, want head %d, incarnation %s", id, st.Info, wantHead, l.Info.Incarnation)
 	}
 	if !bytes.Equal(st.State, l.State) {
 		t.Fatalf("log %s: state %s after a save, version 1 kept %s", id, st.State, l.State)
@@ -416,48 +428,64 @@ INSERT INTO nous_schema (version) VALUES (2);
 `
 
 // appendFirstV2 is the statement of version 2 that created a log, as a
-// replica not yet upgraded still runs it: $1 id, $2 incarnation, $3 the
-// head, $4 the revision, $5 the state, $6 the time, $7 the parent, $8 the
-// fork seq, $9 the creation time.
+// replica not yet upgraded would still run it: $1 id, $2 incarnation, $3
+// the head, $4 the revision, $5 the state, $6 the time, $7 the parent, $8
+// the fork seq, $9 the creation time.
 const appendFirstV2 = `INSERT INTO nous_logs (id, incarnation, head, revision, state, updated_at, parent, fork_seq, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
-// insertV2 stores log st as version 2 did, through conn.
+// insertV2 stores log st as version 2 did, through conn, after one batch.
 func insertV2(t *testing.T, conn *pgx.Conn, st nous.Stored) {
 	t.Helper()
+	must(t, createV2(conn, st))
+	insertEvents(t, conn, st)
+}
+
+// createV2 creates log st's row, as version 2 did its first batch.
+func createV2(conn *pgx.Conn, st nous.Stored) error {
 	i := &st.Info
 	var parent any
 	if i.Parent != uuid.Nil {
 		parent = i.Parent
 	}
-	_, err := conn.Exec(bg, appendFirstV2, i.ID, i.Incarnation, i.Head, i.Revision, st.State, i.UpdatedAt, parent, i.ForkSeq, i.CreatedAt)
-	must(t, err)
-	for _, body := range st.Events {
-		var e nous.Event
-		must(t, json.Unmarshal(body, &e))
-		_, err := conn.Exec(bg, `INSERT INTO nous_events (log_id, seq, type, created_at, body) VALUES ($1, $2, $3, $4, $5)`,
-			i.ID, e.Seq, string(e.Type), e.CreatedAt, []byte(body))
-		must(t, err)
-	}
+	_, err := conn.Exec(bg, appendFirstV2, i.ID, i.Incarnation, i.Head, 1, st.State, i.UpdatedAt, parent, i.ForkSeq, i.CreatedAt)
+	return err
 }
 
-// v2Logs returns contexts of a few logs, a fork among them, and the logs
-// as this package stores them.
+// insertEvents inserts the events of log st, through conn, in one
+// statement, each row as every version of this package writes it.
+func insertEvents(t *testing.T, conn *pgx.Conn, st nous.Stored) {
+	t.Helper()
+	seqs := make([]int64, len(st.Events))
+	types := make([]string, len(st.Events))
+	times := make([]time.Time, len(st.Events))
+	bodies := make([][]byte, len(st.Events))
+	for i, body := range st.Events {
+		var e nous.Event
+		must(t, json.Unmarshal(body, &e))
+		seqs[i], types[i], times[i], bodies[i] = e.Seq, string(e.Type), e.CreatedAt, body
+	}
+	_, err := conn.Exec(bg, `INSERT INTO nous_events (log_id, seq, type, created_at, body)
+		SELECT $1, x.seq, x.type, x.at, x.body FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::bytea[]) AS x(seq, type, at, body)`,
+		st.Info.ID, seqs, types, times, bodies)
+	must(t, err)
+}
+
+// v2Logs returns a few logs, a fork among them, as this package stored
+// them before version 5, and the contexts they load as.
 func v2Logs(t *testing.T) ([]*nous.Context, []nous.Stored) {
 	t.Helper()
 	a := conversation(t, 3)
 	fork := a.Clone()
 	turn(t, fork, 3)
 	b := conversation(t, 1)
-	m := storetest.NewMemory()
+	var contexts []*nous.Context
 	var logs []nous.Stored
 	for _, c := range []*nous.Context{a, fork, b} {
-		must(t, c.Save(bg, m))
-		st, err := m.Read(bg, c.Log().ID(), 0)
-		must(t, err)
-		logs = append(logs, st)
+		st, loaded := earlier(t, c)
+		contexts, logs = append(contexts, loaded), append(logs, st)
 	}
-	return []*nous.Context{a, fork, b}, logs
+	return contexts, logs
 }
 
 // conversation returns a context of n turns with state to keep.
@@ -476,7 +504,7 @@ func checkMigratedV2(t *testing.T, s *pgstore.Store, contexts []*nous.Context, l
 	for i, want := range logs {
 		got := readAll(t, s, want.Info.ID)
 		w, g := want.Info, got.Info
-		if g.ID != w.ID || g.Parent != w.Parent || g.ForkSeq != w.ForkSeq || g.Head != w.Head || g.Revision != w.Revision ||
+		if g.ID != w.ID || g.Parent != w.Parent || g.ForkSeq != w.ForkSeq || g.Head != w.Head ||
 			g.Incarnation != w.Incarnation || !g.CreatedAt.Equal(w.CreatedAt.Truncate(time.Microsecond)) ||
 			!g.UpdatedAt.Equal(w.UpdatedAt.Truncate(time.Microsecond)) || g.Name != "" || g.Labels != nil {
 			t.Fatalf("log %s reads as %+v after the migration, was %+v", w.ID, g, w)
@@ -501,8 +529,8 @@ func checkMigratedV2(t *testing.T, s *pgstore.Store, contexts []*nous.Context, l
 // A database of version 2 is brought to the current version on Open: its
 // logs read and load as they were, without a name or labels, and save on;
 // new logs take names and labels; a replica not yet upgraded, which
-// creates logs as version 2 did, goes on working beside it, its logs
-// without a name.
+// creates logs as version 2 did, stores nothing: the column of the
+// revisions it writes is gone.
 func TestMigrateV2(t *testing.T) {
 	dsn := freshSchema(t)
 	contexts, logs := v2Logs(t)
@@ -545,13 +573,13 @@ func TestMigrateV2(t *testing.T) {
 		t.Fatalf("List by labels after the migration: %v, want %v", listed, named.Log().ID())
 	}
 
-	old := conversation(t, 1)
-	m := storetest.NewMemory()
-	must(t, old.Save(bg, m))
-	st, err := m.Read(bg, old.Log().ID(), 0)
-	must(t, err)
-	insertV2(t, conn, st) // by a replica of version 2
-	checkMigratedV2(t, s, []*nous.Context{old}, []nous.Stored{st})
+	st, _ := earlier(t, conversation(t, 1))
+	if err := createV2(conn, st); err == nil { // by a replica of version 2
+		t.Fatal("a replica of version 2 created a log after the migration")
+	}
+	if _, err := s.Read(bg, st.Info.ID, 0); !errors.Is(err, nous.ErrNotFound) {
+		t.Fatalf("a replica of version 2 that failed left its log: %v", err)
+	}
 }
 
 // Openers of a database of version 2 at once all succeed, whatever the
@@ -619,8 +647,8 @@ INSERT INTO nous_schema (version) VALUES (3);
 // A database of version 3 is brought to the current version on Open, by
 // every opener at once: its logs read and load as they were, with no keys
 // of their batches, and save on, each batch with a key, one stored twice
-// refused; a replica not yet upgraded, which saves without keys, goes on
-// beside it.
+// refused; a replica not yet upgraded, which saves as version 3 did,
+// stores nothing: the column of the revisions it writes is gone.
 func TestMigrateV3(t *testing.T) {
 	dsn := freshSchema(t)
 	contexts, logs := v2Logs(t)
@@ -639,8 +667,9 @@ func TestMigrateV3(t *testing.T) {
 	checkSchema(t, dsn)
 	checkMigratedV2(t, s, contexts, logs)
 	for _, st := range logs {
-		if got := readAll(t, s, st.Info.ID); len(got.Batches) != 0 {
-			t.Fatalf("log %s has keys of batches after the migration: %v", st.Info.ID, got.Batches)
+		if got := readAll(t, s, st.Info.ID); got.Info.Head != st.Info.Head || len(batchEvents(t, got.Events)) != 0 {
+			t.Fatalf("log %s has head %d and batch events %v after the migration, had head %d and none",
+				st.Info.ID, got.Info.Head, batchEvents(t, got.Events), st.Info.Head)
 		}
 	}
 	c, err := nous.Load(bg, s, logs[0].Info.ID)
@@ -659,12 +688,12 @@ func TestMigrateV3(t *testing.T) {
 	if err := again.Save(bg, s); !errors.Is(err, nous.ErrLanded) {
 		t.Fatalf("a key saved twice after the migration: %v, want ErrLanded", err)
 	}
-	st, err := s.Read(bg, c.Log().ID(), 0)
-	must(t, err)
-	i := st.Info
-	_, err = conn.Exec(bg, `UPDATE nous_logs SET head = head, revision = revision + 1, updated_at = now() WHERE id = $1 AND revision = $2`, i.ID, i.Revision)
-	must(t, err) // a replica of version 3 saves a state-only batch, without a key
-	if got := readAll(t, s, i.ID); got.Info.Revision != i.Revision+1 || len(got.Batches) != 1 {
-		t.Fatalf("after a replica's save without a key: revision %d, %d keys; want %d and 1", got.Info.Revision, len(got.Batches), i.Revision+1)
+	before := readAll(t, s, c.Log().ID())
+	// A replica of version 3 saves a state-only batch, without a key.
+	if _, err := conn.Exec(bg, `UPDATE nous_logs SET head = head, revision = revision + 1, updated_at = now() WHERE id = $1`, c.Log().ID()); err == nil {
+		t.Fatal("a replica of version 3 saved after the migration")
+	}
+	if after := readAll(t, s, c.Log().ID()); !after.Info.UpdatedAt.Equal(before.Info.UpdatedAt) || after.Info.Head != before.Info.Head {
+		t.Fatalf("a replica of version 3 that failed changed the log: %+v, was %+v", after.Info, before.Info)
 	}
 }

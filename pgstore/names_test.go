@@ -239,8 +239,8 @@ func plan(t *testing.T, dsn string, generic bool, query, types, args string) str
 // app "app i%3" and user i, and has the server analyze the table.
 func manyLogs(t *testing.T, dsn string, n int) {
 	t.Helper()
-	_, err := connect(t, dsn).Exec(bg, `INSERT INTO nous_logs (id, fork_seq, incarnation, head, revision, state, created_at, updated_at, name, labels)
-		SELECT gen_random_uuid(), 0, gen_random_uuid(), 0, 1, '\x7b7d', now(), now(), 'log ' || i,
+	_, err := connect(t, dsn).Exec(bg, `INSERT INTO nous_logs (id, fork_seq, incarnation, head, state, created_at, updated_at, name, labels)
+		SELECT gen_random_uuid(), 0, gen_random_uuid(), 0, '\x7b7d', now(), now(), 'log ' || i,
 			jsonb_build_object('app', 'app ' || (i % 3), 'user', i::text)
 		FROM generate_series(1, $1::int) i`, n)
 	must(t, err)

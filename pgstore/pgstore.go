@@ -16,12 +16,14 @@ import (
 // SchemaVersion is the version of the tables this package reads and writes.
 // Open and New bring tables of an earlier version to it (see the package
 // doc).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrSchema reports a database whose nous tables this package cannot use:
-// of a version it does not know (written by a newer one), or of version 1
+// of a version it does not know (written by a newer one), of version 1
 // with logs that cannot be brought to version 2, which the error counts
-// and names the first of; the database is left as it was.
+// and names the first of, or of version 4 with a key of a batch that no
+// batch event can hold, which the error names the log of; the database is
+// left as it was.
 var ErrSchema = errors.New("pgstore: unusable schema")
 
 // ErrClosed reports a call on a closed Store: every method after Close
@@ -70,10 +72,10 @@ func (s *Store) failed(ctx context.Context, err error) error {
 
 // Open connects to the database dsn names (a URL or key=value DSN, as
 // pgxpool.ParseConfig reads it) with a pool of its own, which Close
-// closes, and creates the schema when it is absent or brings one of
-// version 1 to [SchemaVersion], as New does. The pool pings a connection
-// before use only as [ShouldPing] says, so that a save after a pause is
-// one round trip.
+// closes, and creates the schema when it is absent or brings one of an
+// earlier version to [SchemaVersion], as New does. The pool pings a
+// connection before use only as [ShouldPing] says, so that a save after a
+// pause is one round trip.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -146,7 +148,6 @@ CREATE TABLE IF NOT EXISTS nous_logs (
 	fork_seq    bigint NOT NULL,
 	incarnation uuid NOT NULL,
 	head        bigint NOT NULL,
-	revision    bigint NOT NULL,
 	state       bytea NOT NULL,
 	created_at  timestamptz NOT NULL,
 	updated_at  timestamptz NOT NULL
@@ -174,26 +175,6 @@ ALTER TABLE nous_logs
 CREATE UNIQUE INDEX IF NOT EXISTS nous_logs_name ON nous_logs (name) WHERE name IS NOT NULL;
 CREATE INDEX IF NOT EXISTS nous_logs_labels ON nous_logs USING gin (labels jsonb_path_ops);
 `
-
-// addKeys adds the table of version 4: the key of each batch saved with
-// one, unique in its log, with the revision and head the batch made, which
-// an index serves reads of the batches at or after a seq from. A log of an
-// earlier version keeps no keys of the batches it stored. Every statement
-// may run again.
-const addKeys = `
-CREATE TABLE IF NOT EXISTS nous_batches (
-	log_id   uuid NOT NULL,
-	key      text COLLATE "C" NOT NULL,
-	revision bigint NOT NULL,
-	head     bigint NOT NULL,
-	CONSTRAINT nous_batches_key PRIMARY KEY (log_id, key)
-);
-CREATE INDEX IF NOT EXISTS nous_batches_head ON nous_batches (log_id, head);
-`
-
-// keyIndex is the key of nous_batches: a save that violates it stores a
-// batch whose key its log holds.
-const keyIndex = "nous_batches_key"
 
 // nameIndex is the unique index of the names: a save that violates it
 // creates a log under a name another log holds.
@@ -233,9 +214,9 @@ WHERE l.tool_calls > 0 AND (length(l.state) < 3
 	OR l.tool_calls <> (SELECT count(*) FROM nous_tool_calls t WHERE t.log_id = l.id AND t.idx >= 0 AND t.idx < l.tool_calls))`
 
 // migrate creates the schema when it is absent, or brings one of an
-// earlier version to this one (version 1 to 2, 2 to 3, 3 to 4), under an
-// advisory lock so that processes opening at once do not race, and checks
-// its version.
+// earlier version to this one (version 1 to 2, 2 to 3, 3 or 4 to 5),
+// under an advisory lock so that processes opening at once do not race,
+// and checks its version.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if current, err := schemaCurrent(ctx, pool); err != nil || current {
 		return err
@@ -303,7 +284,7 @@ func migrateLocked(ctx context.Context, tx pgx.Tx) error {
 	err := tx.QueryRow(ctx, `SELECT max(version) FROM nous_schema HAVING count(*) > 0`).Scan(&version)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows): // a new schema
-		if _, err := tx.Exec(ctx, addNames+addKeys); err != nil {
+		if _, err := tx.Exec(ctx, addNames); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO nous_schema (version) VALUES ($1)`, SchemaVersion)
@@ -319,8 +300,9 @@ func migrateLocked(ctx context.Context, tx pgx.Tx) error {
 // upgrade brings a schema of version (1 to SchemaVersion) to this one in
 // tx, one version at a time, and records the new version; at this
 // version it does nothing. A version 1 schema with logs that version 2
-// cannot carry is an error wrapping [ErrSchema] that names the first of
-// them, and changes nothing.
+// cannot carry, or a version 4 schema with keys of batches that no batch
+// event can hold, is an error wrapping [ErrSchema] that names the first
+// of them, and changes nothing.
 func upgrade(ctx context.Context, tx pgx.Tx, version int) error {
 	if version == 1 {
 		var bad int
@@ -344,11 +326,13 @@ func upgrade(ctx context.Context, tx pgx.Tx, version int) error {
 		}
 		version = 3
 	}
-	if version == 3 {
-		if _, err := tx.Exec(ctx, addKeys); err != nil {
+	if version == 4 { // version 3 kept no keys of batches
+		if err := carryKeys(ctx, tx); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE nous_schema SET version = 4`)
+	}
+	if version < SchemaVersion {
+		_, err := tx.Exec(ctx, dropRevisions)
 		return err
 	}
 	return nil

@@ -119,7 +119,8 @@ func TestOneStatementEach(t *testing.T) {
 
 // Recorded tool calls are rows of nous_events like any other event: a save
 // with n calls recorded since the last one (by AddToolCall or appended
-// directly) inserts n tool_call rows and nothing else; another replica's
+// directly) inserts n tool_call rows and the batch event that ends every
+// batch, nothing else; another replica's
 // Refresh and Load give them back, and a Watch yields each with its call.
 func TestToolCallsAreEventRows(t *testing.T) {
 	dsn := freshSchema(t)
@@ -143,11 +144,12 @@ func TestToolCallsAreEventRows(t *testing.T) {
 			}
 		}
 		must(t, c.Save(bg, s))
-		var calls, rows, head2 int
-		must(t, conn.QueryRow(bg, `SELECT count(*) FILTER (WHERE e.type = 'tool_call'), count(e.seq), max(l.head)
-			FROM nous_logs l LEFT JOIN nous_events e ON e.log_id = l.id AND e.seq > $2 WHERE l.id = $1`, id, head).Scan(&calls, &rows, &head2))
-		if calls != n || rows != n || head2 != head+n {
-			t.Fatalf("round %d: a save of %d new calls stored %d rows, %d of them tool_call, head %d after %d", round, n, rows, calls, head2, head)
+		var calls, batches, rows, head2 int
+		must(t, conn.QueryRow(bg, `SELECT count(*) FILTER (WHERE e.type = 'tool_call'), count(*) FILTER (WHERE e.type = 'batch'), count(e.seq), max(l.head)
+			FROM nous_logs l LEFT JOIN nous_events e ON e.log_id = l.id AND e.seq > $2 WHERE l.id = $1`, id, head).Scan(&calls, &batches, &rows, &head2))
+		if calls != n || batches != 1 || rows != n+1 || head2 != head+n+1 {
+			t.Fatalf("round %d: a save of %d new calls stored %d rows, %d of them tool_call and %d batch, head %d after %d",
+				round, n, rows, calls, batches, head2, head)
 		}
 		must(t, follower.Refresh(bg, other))
 		same(t, c, follower)

@@ -341,7 +341,7 @@ func TestWatchSeesASaveNeverNotified(t *testing.T) {
 	b := nextBatch(readAll(t, s, id), 1)
 	now := time.Now()
 	tag, err := connect(t, dsn).Exec(bg, pgstore.AppendNextQuery, b.Info.ID, b.Info.Incarnation, b.After, b.Info.Head,
-		[]string{"turn_start"}, []time.Time{now}, [][]byte{b.Events[0]}, b.State, now, b.Info.Revision, "")
+		[]string{"turn_start"}, []time.Time{now}, [][]byte{b.Events[0]}, b.State, now)
 	must(t, err)
 	if tag.RowsAffected() != 1 {
 		t.Fatalf("the save's statement stored %d rows of the log", tag.RowsAffected())
