@@ -205,16 +205,23 @@ func (c *Context) AddMessages(msgs ...Message) error {
 
 // appendMessage appends a valid message.
 func (c *Context) appendMessage(m Message, source string) {
+	var data map[string]any
+	if source != "" {
+		data = map[string]any{DataSource: source}
+	}
+	c.appendMessageData(m, data)
+}
+
+// appendMessageData is appendMessage with the event's data, data, which
+// the log keeps.
+func (c *Context) appendMessageData(m Message, data map[string]any) {
 	c.ready()
-	r := record{typ: messageEventType(m.Role), at: now()}
+	r := record{typ: messageEventType(m.Role), at: now(), data: data}
 	m = m.clone()
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = r.at
 	} else {
 		m.CreatedAt = m.CreatedAt.UTC()
-	}
-	if source != "" {
-		r.data = map[string]any{DataSource: source}
 	}
 	c.mustAdd(&r, &m, nil, slot{})
 	switch m.Role {
@@ -237,6 +244,8 @@ func (c *Context) LogEvent(t EventType, data map[string]any) error {
 		return fmt.Errorf("nous: log event %q (the deps' changes are recorded by ContextUpdate.Apply and Save): %w", t, ErrUnknownEventType)
 	case EventBatch:
 		return fmt.Errorf("nous: log event %q (Save ends each batch with one): %w", t, ErrUnknownEventType)
+	case EventToolStart, EventApprovalRequest, EventApprovalDecision:
+		return fmt.Errorf("nous: log event %q (StartToolCall, RequestApproval and Decide log them): %w", t, ErrUnknownEventType)
 	}
 	if t.IsSurface() {
 		return fmt.Errorf("nous: log event %q (messages are added with AddMessage): %w", t, ErrSurfaceEvent)

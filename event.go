@@ -44,6 +44,23 @@ const (
 	// migrated from a store that kept the keys apart may hold one listing
 	// many.
 	EventBatch EventType = "batch"
+	// EventToolStart records that a tool call is about to run: its Data
+	// holds the call's ID under [DataCallID] and the attempt, from 1,
+	// under [DataAttempt]. A runner logs it, and saves, before the tool
+	// runs ([Context.StartToolCall]): a call started without a result is
+	// in doubt ([Pending]).
+	EventToolStart EventType = "tool_start"
+	// EventApprovalRequest records that a tool call waits for a decision
+	// before it runs ([Context.RequestApproval]): its Data holds the
+	// call's ID under [DataCallID] and the digest of its name and
+	// arguments under [DataDigest].
+	EventApprovalRequest EventType = "approval_request"
+	// EventApprovalDecision records the decision on a call that waits
+	// ([Context.Decide]): its Data holds [DataCallID], [DataDigest] and
+	// [DataRequest] of the request it answers, [DataDecision] ("approve"
+	// or "reject"), and, when set, [DataArguments] (the arguments the call
+	// runs with instead), [DataReason] and [DataBy].
+	EventApprovalDecision EventType = "approval_decision"
 	// EventRuntime is an event of the runtime that drives the session,
 	// kept as its data holds it (an ADK event, say): nous reads nothing of
 	// it, and a store keeps it as it keeps every event.
@@ -63,7 +80,8 @@ func (t EventType) IsSurface() bool {
 // message. An unknown type is neither surface nor bookkeeping.
 func (t EventType) IsBookkeeping() bool {
 	switch t {
-	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime, EventDepsUpdate, EventBatch:
+	case EventTurnStart, EventTurnEnd, EventStepStart, EventStepEnd, EventToolCall, EventRequestHeader, EventRuntime, EventDepsUpdate, EventBatch,
+		EventToolStart, EventApprovalRequest, EventApprovalDecision:
 		return true
 	}
 	return false
@@ -176,7 +194,7 @@ func (e *Event) check() error {
 		if _, err := batchKeys(e.Type, e.Data); err != nil {
 			return err
 		}
-		return nil
+		return checkTurnEvent(e.Type, e.Data)
 	case !e.Type.IsSurface():
 		return fmt.Errorf("event type %q: %w", e.Type, ErrUnknownEventType)
 	}
@@ -222,6 +240,65 @@ const (
 	// of strings, each a key [CheckKey] accepts, none empty.
 	DataKeys = "keys"
 )
+
+// The Data keys of the events that record a turn's tool calls: their
+// starts ([EventToolStart]), the approvals they wait for
+// ([EventApprovalRequest], [EventApprovalDecision]), and the times a
+// tool_result event records of the call it answers.
+const (
+	DataCallID    = "call_id"    // string: the ID of the call
+	DataAttempt   = "attempt"    // int: the call's start, from 1
+	DataDigest    = "digest"     // string: the call's [CallDigest]
+	DataRequest   = "request"    // int: the seq of the approval_request a decision answers
+	DataDecision  = "decision"   // string: "approve" or "reject"
+	DataArguments = "arguments"  // string: the arguments an approval runs the call with instead
+	DataReason    = "reason"     // string: why, as the decider said
+	DataBy        = "by"         // string: who decided, as the decider said
+	DataStartedAt = "started_at" // string, RFC 3339 with nanoseconds: when the tool started
+	DataEndedAt   = "ended_at"   // string, RFC 3339 with nanoseconds: when it returned
+)
+
+// The decisions an [EventApprovalDecision] records.
+const (
+	decisionApprove = "approve"
+	decisionReject  = "reject"
+)
+
+// checkTurnEvent reports whether data is the data of an event of type t
+// that records a turn's tool calls: a tool_start's call ID and attempt, an
+// approval request's call ID and digest, a decision's call ID, digest,
+// request and decision, its arguments JSON; nil for any other type. A
+// malformed one is an error wrapping [ErrInvalidLog].
+func checkTurnEvent(t EventType, data map[string]any) error {
+	if t != EventToolStart && t != EventApprovalRequest && t != EventApprovalDecision {
+		return nil
+	}
+	id, _ := data[DataCallID].(string)
+	digest, _ := data[DataDigest].(string)
+	attempt, _ := data[DataAttempt].(int)
+	request, _ := data[DataRequest].(int)
+	args, hasArgs := data[DataArguments]
+	argsJSON, _ := args.(string)
+	switch {
+	case id == "":
+		return fmt.Errorf("%s event without a %q: %w", t, DataCallID, ErrInvalidLog)
+	case t == EventToolStart && attempt < 1:
+		return fmt.Errorf("%s event of call %.40q: attempt %v, want 1 or more: %w", t, id, data[DataAttempt], ErrInvalidLog)
+	case t == EventToolStart:
+		return nil
+	case digest == "":
+		return fmt.Errorf("%s event of call %.40q without a %q: %w", t, id, DataDigest, ErrInvalidLog)
+	case t == EventApprovalRequest:
+		return nil
+	case request < 1:
+		return fmt.Errorf("%s event of call %.40q: request %v, want the seq of a request: %w", t, id, data[DataRequest], ErrInvalidLog)
+	case data[DataDecision] != decisionApprove && data[DataDecision] != decisionReject:
+		return fmt.Errorf("%s event of call %.40q: decision %v, want %q or %q: %w", t, id, data[DataDecision], decisionApprove, decisionReject, ErrInvalidLog)
+	case hasArgs && !json.Valid([]byte(argsJSON)):
+		return fmt.Errorf("%s event of call %.40q: arguments that are not JSON: %w", t, id, ErrInvalidLog)
+	}
+	return nil
+}
 
 // batchKeys returns the keys an event of type t with data data names: a
 // batch event's ([EventBatch]), nil for any other type. A batch event

@@ -136,13 +136,17 @@ func (s *sanitizer) event(e Event) Event {
 // eventData returns an event's data as it is persisted: without secrets,
 // but for a step's usage, which holds counts under keys ("input_tokens")
 // a rule that names every "token" would drop, so that a loaded log
-// counts what its steps cost, and a batch event's keys, which only Save
-// writes and a rule that names "keys" must not drop.
+// counts what its steps cost, and the data of the events only this
+// package writes (a batch's keys, a call's start, an approval), whose
+// fields a rule that names "keys" or "reason" must not drop.
 func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
 	if ops, ok := data[DataOps].([]any); ok && t == EventDepsUpdate {
 		return s.depsOps(ops)
 	}
 	if keys, err := batchKeys(t, data); err == nil && keys != nil {
+		return data
+	}
+	if (t == EventToolStart || t == EventApprovalRequest || t == EventApprovalDecision) && checkTurnEvent(t, data) == nil {
 		return data
 	}
 	usage, ok := data[DataUsage].(map[string]any)

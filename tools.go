@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ToolResult is what a tool returns for one call: the content of its result,
@@ -42,7 +43,9 @@ type ToolFunc func(ctx context.Context, rc RunContext) ToolResult
 //   - once every call has returned, on the caller's goroutine, each call in
 //     turn has its update applied and its tool message added, so the
 //     results follow one another in call order in the view (the log events
-//     an update carries come just before its call's result in the log).
+//     an update carries come just before its call's result in the log),
+//     each result's event recording when its tool started and returned
+//     ([DataStartedAt], [DataEndedAt]).
 //
 // An update that fails to apply (an append onto a value that is not a list,
 // say) changes nothing, as [ContextUpdate.Apply] does; its call's result is
@@ -89,6 +92,7 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 		}
 	}
 	results := make([]ToolResult, len(calls))
+	times := make([][2]time.Time, len(calls))
 	var wg sync.WaitGroup
 	for i, call := range calls {
 		rc := c.ToRunContext(opts...)
@@ -96,7 +100,9 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			times[i][0] = now()
 			results[i] = runTool(ctx, rc, run)
+			times[i][1] = now()
 		}()
 	}
 	wg.Wait()
@@ -119,7 +125,7 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 			}
 			m.Metadata = map[string]any{MetadataIsError: true}
 		}
-		c.appendMessage(m, "")
+		c.appendMessageData(m, callTimes(times[i][0], times[i][1]))
 		if c.listens(CallbackToolResponse) {
 			c.Emit(CallbackToolResponse, m)
 		}
