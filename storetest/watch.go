@@ -43,7 +43,7 @@ func testWatchOn(t *testing.T, s, watched nous.Store) {
 		done <- nil
 	}()
 	const head = 3 + 2*saves // the first batch's two messages and batch event, then a message and a batch event a save
-	var seen []nous.Event // asked for the events after seq 1
+	var seen []nous.Event    // asked for the events after seq 1
 	var last error
 	for e, err := range w.Watch(ctx, c.Log().ID(), 1) {
 		if err != nil {
