@@ -248,6 +248,8 @@ const (
 const (
 	DataCallID    = "call_id"    // string: the ID of the call
 	DataAttempt   = "attempt"    // int: the call's start, from 1
+	DataOwner     = "owner"      // string: the runner that started the call
+	DataUntil     = "until"      // string, RFC 3339 with nanoseconds: until when the call is taken as running there
 	DataDigest    = "digest"     // string: the call's [CallDigest]
 	DataRequest   = "request"    // int: the seq of the approval_request a decision answers
 	DataDecision  = "decision"   // string: "approve" or "reject"
@@ -284,6 +286,8 @@ func checkTurnEvent(t EventType, data map[string]any) error {
 		return fmt.Errorf("%s event without a %q: %w", t, DataCallID, ErrInvalidLog)
 	case t == EventToolStart && attempt < 1:
 		return fmt.Errorf("%s event of call %.40q: attempt %v, want 1 or more: %w", t, id, data[DataAttempt], ErrInvalidLog)
+	case t == EventToolStart && !validTime(data[DataUntil]):
+		return fmt.Errorf("%s event of call %.40q: until %v, want a time: %w", t, id, data[DataUntil], ErrInvalidLog)
 	case t == EventToolStart:
 		return nil
 	case digest == "":
@@ -298,6 +302,17 @@ func checkTurnEvent(t EventType, data map[string]any) error {
 		return fmt.Errorf("%s event of call %.40q: arguments that are not JSON: %w", t, id, ErrInvalidLog)
 	}
 	return nil
+}
+
+// validTime reports whether v is absent (nil) or a time as RFC 3339 with
+// nanoseconds writes it.
+func validTime(v any) bool {
+	if v == nil {
+		return true
+	}
+	s, ok := v.(string)
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return ok && err == nil
 }
 
 // batchKeys returns the keys an event of type t with data data names: a

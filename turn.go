@@ -86,6 +86,7 @@ type PendingCall struct {
 	Call     ToolCall
 	State    CallState
 	Attempts int   // the times it was started ([EventToolStart])
+	Lease    Lease // the lease of its last start; zero for none
 	Request  int64 // the seq of its last approval request; 0 for none
 	// Digest is the [CallDigest] of the model's call, which a decision
 	// names.
@@ -171,6 +172,9 @@ func (p *PendingCall) take(seq int64, r *record) {
 	case EventToolStart:
 		p.Attempts++
 		p.State = CallInDoubt
+		p.Lease.Owner, _ = r.data[DataOwner].(string)
+		until, _ := r.data[DataUntil].(string)
+		p.Lease.Until, _ = time.Parse(time.RFC3339Nano, until)
 	case EventApprovalRequest:
 		if p.Attempts == 0 {
 			p.Request, p.Decision, p.State = seq, nil, CallAwaitingApproval
@@ -237,15 +241,24 @@ func (c *Context) pendingCall(id string) (PendingCall, bool) {
 	return p.Calls[k], true
 }
 
+// Lease says who starts a tool call and until when it is taken as running
+// there: a runner that finds a call in doubt within another's lease
+// leaves it to that one. The zero Lease is none: a call in doubt is then
+// for whoever resumes the turn.
+type Lease struct {
+	Owner string    // the runner that starts the call
+	Until time.Time // until when the call is taken as running there
+}
+
 // StartToolCall logs that the call of ID id, of the model's last reply
-// and without a result, is about to run ([EventToolStart]), and returns
-// the attempt, from 1. A runner saves it before the tool runs: a call
+// and without a result, is about to run ([EventToolStart]), under lease
+// ([PendingCall.Lease]), and returns the attempt, from 1. A runner saves it before the tool runs: a call
 // started without a result is then known to be in doubt after a crash
 // ([CallInDoubt]). A call without a result that waits for approval, or
 // was rejected, is refused with an error wrapping [ErrStaleDecision]; one
 // that is not among the calls without a result, with one wrapping
 // [ErrUnpaired]. Nothing is logged then.
-func (c *Context) StartToolCall(id string) (int, error) {
+func (c *Context) StartToolCall(id string, lease Lease) (int, error) {
 	pc, ok := c.pendingCall(id)
 	switch {
 	case !ok:
@@ -254,7 +267,14 @@ func (c *Context) StartToolCall(id string) (int, error) {
 		return 0, fmt.Errorf("nous: start tool call %q: it is %s: %w", id, pc.State, ErrStaleDecision)
 	}
 	attempt := pc.Attempts + 1
-	c.mustAdd(&record{typ: EventToolStart, at: now(), data: map[string]any{DataCallID: id, DataAttempt: attempt}}, nil, nil, slot{})
+	data := map[string]any{DataCallID: id, DataAttempt: attempt}
+	if lease.Owner != "" {
+		data[DataOwner] = lease.Owner
+	}
+	if !lease.Until.IsZero() {
+		data[DataUntil] = lease.Until.UTC().Format(time.RFC3339Nano)
+	}
+	c.mustAdd(&record{typ: EventToolStart, at: now(), data: data}, nil, nil, slot{})
 	return attempt, nil
 }
 

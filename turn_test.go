@@ -59,7 +59,7 @@ func TestPendingThroughATurn(t *testing.T) {
 	d := nous.ToolCall{ID: "d", Name: "pay", Arguments: json.RawMessage(`{"amount":900}`)}
 	mustDo(t, c.AddMessage(nous.AssistantMessage("", a, b, d)))
 	check("model=false a:not started/0 b:not started/0 d:not started/0")
-	if n, err := c.StartToolCall("a"); err != nil || n != 1 {
+	if n, err := c.StartToolCall("a", nous.Lease{}); err != nil || n != 1 {
 		t.Fatalf("StartToolCall: %d %v", n, err)
 	}
 	reqB, err := c.RequestApproval("b")
@@ -67,7 +67,7 @@ func TestPendingThroughATurn(t *testing.T) {
 	reqD, err := c.RequestApproval("d")
 	mustDo(t, err)
 	check("model=false a:in doubt/1 b:awaiting approval/0 d:awaiting approval/0")
-	if _, err := c.StartToolCall("b"); !errors.Is(err, nous.ErrStaleDecision) {
+	if _, err := c.StartToolCall("b", nous.Lease{}); !errors.Is(err, nous.ErrStaleDecision) {
 		t.Fatalf("start of a call awaiting approval: %v, want ErrStaleDecision", err)
 	}
 	mustDo(t, c.Decide(nous.Decision{CallID: "b", Request: reqB, Digest: nous.CallDigest(b), Approve: true, Arguments: json.RawMessage(`{"amount":90}`), By: "ada"}))
@@ -76,7 +76,7 @@ func TestPendingThroughATurn(t *testing.T) {
 	if got := c.Pending().Calls[1]; string(got.Call.Arguments) != `{"amount":90}` || got.Decision.By != "ada" {
 		t.Fatalf("an approval with arguments: the call runs with %s, decided by %q", got.Call.Arguments, got.Decision.By)
 	}
-	if n, err := c.StartToolCall("a"); err != nil || n != 2 {
+	if n, err := c.StartToolCall("a", nous.Lease{}); err != nil || n != 2 {
 		t.Fatalf("a call in doubt started again: attempt %d %v, want 2", n, err)
 	}
 	check("model=false a:in doubt/2 b:approved/0 d:rejected/0")
@@ -109,7 +109,7 @@ func TestStaleDecisions(t *testing.T) {
 	approve := func(id string, req int64, digest string) error {
 		return c.Decide(nous.Decision{CallID: id, Request: req, Digest: digest, Approve: true})
 	}
-	if _, err := c.StartToolCall("y"); err != nil {
+	if _, err := c.StartToolCall("y", nous.Lease{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
@@ -135,7 +135,7 @@ func TestStaleDecisions(t *testing.T) {
 	if err := approve("x", second, nous.CallDigest(call)); !errors.Is(err, nous.ErrStaleDecision) {
 		t.Fatalf("a decision on an answered call: %v, want ErrStaleDecision", err)
 	}
-	if _, err := c.StartToolCall("x"); !errors.Is(err, nous.ErrUnpaired) {
+	if _, err := c.StartToolCall("x", nous.Lease{}); !errors.Is(err, nous.ErrUnpaired) {
 		t.Fatalf("start of an answered call: %v, want ErrUnpaired", err)
 	}
 	if _, err := c.RequestApproval("y"); !errors.Is(err, nous.ErrStaleDecision) {
@@ -154,6 +154,7 @@ func TestTurnEventsChecked(t *testing.T) {
 	for name, ev := range map[string]string{
 		"a start without a call":      `"type":"tool_start","data":{"attempt":1}`,
 		"a start of attempt 0":        `"type":"tool_start","data":{"call_id":"a","attempt":0}`,
+		"a start until no time":       `"type":"tool_start","data":{"call_id":"a","attempt":1,"until":"soon"}`,
 		"a request without a digest":  `"type":"approval_request","data":{"call_id":"a"}`,
 		"a decision without request":  `"type":"approval_decision","data":{"call_id":"a","digest":"d","decision":"approve"}`,
 		"a decision neither way":      `"type":"approval_decision","data":{"call_id":"a","digest":"d","request":1,"decision":"maybe"}`,
@@ -274,7 +275,7 @@ func driveCall(t *testing.T, r *rand.Rand, c *nous.Context, pc nous.PendingCall)
 	case pc.State == nous.CallRejected || r.IntN(2) == 0:
 		mustDo(t, c.AddMessage(nous.ToolMessage(pc.Call.ID, pc.Call.Name, "done")))
 	default:
-		_, err := c.StartToolCall(pc.Call.ID)
+		_, err := c.StartToolCall(pc.Call.ID, nous.Lease{Owner: "r", Until: time.Unix(int64(r.IntN(1e9)), 0)})
 		mustDo(t, err)
 	}
 }
