@@ -23,6 +23,11 @@ type ToolResult struct {
 	// ([ToolErrorMessage]): its content is Content, or Err's text when
 	// Content is empty, and Update is not applied.
 	Err error
+	// Started and Ended, when set, are when the tool ran, which the
+	// result's event records instead of the times RunToolCalls measures:
+	// for a result a runtime got before (a tool that ran before a retry,
+	// or elsewhere).
+	Started, Ended time.Time
 }
 
 // ToolFunc runs one tool call: rc is the call's own snapshot of the context,
@@ -124,6 +129,9 @@ func (c *Context) RunToolCalls(ctx context.Context, calls []ToolCall, run ToolFu
 				m.Content = r.Err.Error()
 			}
 			m.Metadata = map[string]any{MetadataIsError: true}
+		}
+		if !r.Started.IsZero() && !r.Ended.IsZero() {
+			times[i] = [2]time.Time{r.Started, r.Ended}
 		}
 		c.appendMessageData(m, callTimes(times[i][0], times[i][1]))
 		if c.listens(CallbackToolResponse) {

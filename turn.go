@@ -110,7 +110,7 @@ type Pending struct {
 }
 
 // Done reports whether the turn ended: nothing to call, nothing to run.
-func (p *Pending) Done() bool { return !p.CallModel && len(p.Calls) == 0 }
+func (p Pending) Done() bool { return !p.CallModel && len(p.Calls) == 0 }
 
 // Pending returns what remains of the turn c's log ends in ([Pending]).
 func (c *Context) Pending() Pending {

@@ -1,0 +1,289 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous"
+)
+
+// ErrMaxIterations reports a turn that reached the context's
+// MaxIterations model calls before the model stopped calling tools: what
+// is stored stays, and a Run with more iterations goes on from there.
+var ErrMaxIterations = errors.New("agent: the turn reached its maximum iterations")
+
+// Runner runs turns of agent sessions: it calls the model, runs the tools
+// it calls, and records every step in the session's log, saved to Store
+// after each step, so that a turn stopped anywhere (a crash, a deploy, a
+// decision awaited) is resumed by any process from the log alone, without
+// calling the model for a reply the log holds or running a call that has
+// a result again. A Runner is safe for concurrent use: it runs one turn of
+// a session at a time, and across processes the log decides (a save that
+// conflicts loads the session again and goes on from what it holds).
+//
+// The zero Runner is not ready: set Model, and Tools for a model that
+// calls tools.
+type Runner struct {
+	Model nous.Model
+	Tools []Tool
+	// Store keeps the sessions Run names. Nil, only [Runner.Continue] on a
+	// context in memory works.
+	Store nous.Store
+	// Options make a session that Store does not hold yet
+	// ([nous.Resume]): its system prompt, deps, max iterations...
+	Options []nous.Option
+	// Setup, when set, readies every context the runner loads before it
+	// runs anything on it: the runtime fields a store never keeps
+	// (Observer, Callbacks, Notify, Logger, Redact, ApprovalHandler,
+	// CancellationCheck). A context the runner loads again mid-turn (after
+	// a conflict) takes them from the one it replaces.
+	Setup func(c *nous.Context)
+	// Stream makes every model call stream (so does a context's Stream);
+	// OnDelta, when set, receives its deltas, as the context's callbacks
+	// do ([nous.Context.EmitDelta]).
+	Stream  bool
+	OnDelta func(nous.Delta)
+	// Compact, when set, runs before each model call: a compaction of the
+	// view ([nous.Context.Compact]) saved with the model's reply.
+	Compact func(ctx context.Context, c *nous.Context) error
+	// Lease is how long a call this runner starts is taken as running
+	// here by other runners ([nous.Lease]): one that resumes the turn
+	// meanwhile leaves the call to this one, and waits. 0 is no lease: a
+	// call in doubt is for whoever resumes the turn first. Set it above
+	// the longest tool's run when several processes drive one session.
+	Lease time.Duration
+	// Backoff spaces the tries after a conflict or a failed save.
+	Backoff Backoff
+
+	once  sync.Once
+	owner string
+	mu    sync.Mutex
+	turns map[string]*turnLock
+}
+
+// Backoff spaces a runner's tries: after the n-th failure, a random wait
+// up to min(Max, Min·2ⁿ), at most Tries tries in all. Its zero value is
+// 5 ms, 1 s and 64 tries.
+type Backoff struct {
+	Min, Max time.Duration
+	Tries    int
+}
+
+// Input is what a turn starts with: the user's messages, and the key that
+// makes them a turn stored once.
+type Input struct {
+	Messages []nous.Message
+	// Key names the save of the messages ([nous.Context.SetBatchKey]): a
+	// Run again with the same key (a retried request, a restarted job)
+	// finds them stored and does not add them again. "" for none.
+	Key string
+}
+
+// Turn is where a turn stands when Run returns.
+type Turn struct {
+	// Context is the session as the runner left it, saved.
+	Context *nous.Context
+	// Reply is the model's last reply in the view; zero for none.
+	Reply nous.Message
+	// Waiting are the calls the turn stopped for: they wait for a
+	// decision ([Runner.Decide]), after which a Run goes on. None when
+	// the turn ended.
+	Waiting []nous.PendingCall
+}
+
+// Run runs a turn of the session Store keeps under session, created with
+// Options when Store holds none: it adds in's messages (unless a save of
+// in.Key is stored already), then calls the model and runs the tools it
+// calls, saving after each step, until the model replies without calling
+// a tool, a call waits for a decision, or ctx is done. A Run with no
+// messages resumes what the log says remains (a crashed turn, a decided
+// approval). A reply cut short by ctx is saved all the same, with ctx's
+// error returned.
+func (r *Runner) Run(ctx context.Context, session string, in Input) (*Turn, error) {
+	if r.Store == nil {
+		return nil, errors.New("agent: Run needs a Store; Continue runs a context in memory")
+	}
+	unlock, err := r.lock(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, _, err := nous.Resume(ctx, r.Store, session, r.Options...)
+	if err != nil {
+		return nil, fmt.Errorf("agent: run %q: %w", session, err)
+	}
+	if r.Setup != nil {
+		r.Setup(c)
+	}
+	s := &turnState{name: session, store: r.Store, c: c}
+	if err := r.input(ctx, s, in); err != nil {
+		return nil, err
+	}
+	return r.drive(ctx, s)
+}
+
+// Continue runs a turn on c, a context the caller holds, as Run does,
+// without a store: nothing is saved.
+func (r *Runner) Continue(ctx context.Context, c *nous.Context, in Input) (*Turn, error) {
+	s := &turnState{c: c}
+	if err := r.input(ctx, s, in); err != nil {
+		return nil, err
+	}
+	return r.drive(ctx, s)
+}
+
+// turnState is the context of one turn, and where it is kept.
+type turnState struct {
+	name  string
+	store nous.Store // nil: in memory, never saved
+	c     *nous.Context
+}
+
+// input adds in's messages to s, saved under in.Key, unless a save of
+// that key is stored.
+func (r *Runner) input(ctx context.Context, s *turnState, in Input) error {
+	add := func(c *nous.Context) error {
+		if in.Key != "" && c.HasBatch(in.Key) {
+			return nil
+		}
+		if err := c.AddMessages(in.Messages...); err != nil {
+			return fmt.Errorf("agent: run %q: %w", s.name, err)
+		}
+		c.Iteration = 0 // a new turn: MaxIterations counts its model calls
+		c.SetBatchKey(in.Key)
+		return nil
+	}
+	if len(in.Messages) == 0 {
+		return nil
+	}
+	if err := add(s.c); err != nil {
+		return err
+	}
+	_, err := r.save(ctx, s, add)
+	return err
+}
+
+// Decide records d, a decision on a call of session's turn that waits for
+// one ([nous.Context.Decide]), from any process, after any restart: it
+// loads the session, decides, and saves, trying again after a conflict or
+// a save whose outcome is unknown. A decision that is not what the call
+// waits for is refused with an error wrapping [nous.ErrStaleDecision]; one
+// stored already (a retry of a Decide whose reply was lost) is nil. The
+// turn does not go on here: a Run with no messages, in any process, runs
+// it on from the decision.
+func (r *Runner) Decide(ctx context.Context, session string, d nous.Decision) error {
+	if r.Store == nil {
+		return errors.New("agent: Decide needs a Store")
+	}
+	key := fmt.Sprintf("decide %d", d.Request) // a request's seq names it in its log
+	b := r.backoff()
+	for try := 0; ; try++ {
+		c, err := nous.LoadByName(ctx, r.Store, session)
+		if err != nil {
+			return fmt.Errorf("agent: decide in %q: %w", session, err)
+		}
+		if c.HasBatch(key) {
+			return decidedAs(c, d)
+		}
+		if err := c.Decide(d); err != nil {
+			return fmt.Errorf("agent: decide in %q: %w", session, err)
+		}
+		c.SetBatchKey(key)
+		err = c.Save(ctx, r.Store)
+		if err == nil || errors.Is(err, nous.ErrLanded) {
+			return nil
+		}
+		if try+1 >= b.Tries || errors.Is(err, nous.ErrNotFound) {
+			return fmt.Errorf("agent: decide in %q: %w", session, err)
+		}
+		if err := b.wait(ctx, try); err != nil {
+			return fmt.Errorf("agent: decide in %q: %w", session, err)
+		}
+	}
+}
+
+// decidedAs reports whether the decision c's log holds on d's request is
+// d: nil if so (a Decide retried after its reply was lost), else an error
+// wrapping [nous.ErrStaleDecision].
+func decidedAs(c *nous.Context, d nous.Decision) error {
+	for e := range c.Log().All() {
+		if e.Type != nous.EventApprovalDecision || e.Data[nous.DataRequest] != int(d.Request) || e.Data[nous.DataCallID] != d.CallID {
+			continue
+		}
+		approve := e.Data[nous.DataDecision] == "approve"
+		givenArgs, _ := e.Data[nous.DataArguments].(string)
+		if approve == d.Approve && givenArgs == string(d.Arguments) && e.Data[nous.DataReason] == nonEmpty(d.Reason) {
+			return nil
+		}
+	}
+	return fmt.Errorf("agent: decide on call %q: request %d was decided otherwise already: %w", d.CallID, d.Request, nous.ErrStaleDecision)
+}
+
+// nonEmpty returns s as event data holds it: nil for "".
+func nonEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// owner returns the runner's name in the leases of the calls it starts.
+func (r *Runner) ownerID() string {
+	r.once.Do(func() { r.owner = uuid.NewString() })
+	return r.owner
+}
+
+// turnLock is the lock of one session's turns in a runner, counted so
+// that it goes once no turn holds or waits for it.
+type turnLock struct {
+	ch    chan struct{}
+	users int
+}
+
+// lock waits until no other turn of session runs in r, or ctx is done,
+// and returns the function that lets the next one run.
+func (r *Runner) lock(ctx context.Context, session string) (func(), error) {
+	r.mu.Lock()
+	if r.turns == nil {
+		r.turns = map[string]*turnLock{}
+	}
+	l := r.turns[session]
+	if l == nil {
+		l = &turnLock{ch: make(chan struct{}, 1)}
+		r.turns[session] = l
+	}
+	l.users++
+	r.mu.Unlock()
+	release := func() {
+		r.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(r.turns, session)
+		}
+		r.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, fmt.Errorf("agent: run %q: waiting for the session's turn under way: %w", session, ctx.Err())
+	}
+}
+
+// turn returns where s's turn stands.
+func turnOf(s *turnState) *Turn {
+	t := &Turn{Context: s.c}
+	msgs := s.c.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == nous.RoleAssistant {
+			t.Reply = msgs[i]
+			break
+		}
+	}
+	return t
+}
