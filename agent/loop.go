@@ -86,9 +86,10 @@ func (r *Runner) callModel(ctx context.Context, s *turnState) error {
 // failure whose outcome is unknown (the context finds a batch that
 // landed), within the runner's backoff, even once ctx is done (what
 // happened is recorded before the turn returns). On a conflict, another
-// writer saved the session: s.c becomes the session as stored, redo adds
-// to it again what is not stored (nil: nothing, the turn goes on from what
-// the log says), and the save is tried again. It reports whether s.c was
+// writer saved the session (or the batch's key: [nous.ErrLanded]): s.c
+// becomes the session as stored, redo adds to it again what is not stored
+// (nil: nothing, the turn goes on from what the log says), and the save is
+// tried again. It reports whether s.c was
 // loaded again.
 func (r *Runner) save(ctx context.Context, s *turnState, redo func(*nous.Context) error) (reloaded bool, err error) {
 	if s.store == nil {
@@ -102,8 +103,6 @@ func (r *Runner) save(ctx context.Context, s *turnState, redo func(*nous.Context
 		switch {
 		case err == nil:
 			return reloaded, nil
-		case errors.Is(err, nous.ErrLanded):
-			return reloaded, nil // a save of the same key stored it
 		case try+1 >= b.Tries || errors.Is(err, nous.ErrNotFound):
 			return reloaded, fmt.Errorf("agent: run %q: save: %w", s.name, err)
 		}
