@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/nous-go/nous"
-	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // attempts bounds the saves of one update of a shared scope that lose to
@@ -46,13 +45,14 @@ func (s *SessionService) scope(name string) *scope {
 	return sc
 }
 
-// state returns a copy of the scope's state as the store holds it.
+// state returns a copy of the scope's state as the store holds it, by
+// [jsonState].
 func (sc *scope) state(ctx context.Context, s *SessionService) (map[string]any, error) {
 	return sc.update(ctx, s, nil)
 }
 
 // update sets the keys of delta in the scope's state, in one save, and
-// returns a copy of the state; an empty delta saves nothing. A save that
+// returns a copy of the state (by [jsonState]); an empty delta saves nothing. A save that
 // another session's update beat is made again on the state it stored; a
 // delta the state held has already is applied to the state read again,
 // which another session may have changed.
@@ -69,7 +69,7 @@ func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string
 			}
 		}
 		if len(delta) == 0 {
-			return jsonx.CloneMap(sc.c.Deps), nil
+			return jsonState(sc.c.Deps), nil
 		}
 		before, err := sc.c.Serialize()
 		sc.c.MergeDeps(delta)
@@ -85,7 +85,7 @@ func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string
 		}
 		err = sc.c.Save(ctx, s.store)
 		if err == nil {
-			return jsonx.CloneMap(sc.c.Deps), nil
+			return jsonState(sc.c.Deps), nil
 		}
 		sc.c = nil // it holds what the store may not
 		if !errors.Is(err, nous.ErrConflict) {

@@ -95,7 +95,9 @@ func NewSessionService(s nous.Store, opts ...Option) *SessionService {
 // Create stores a new session: its ID is req.SessionID, or a new UUID. A
 // session of that ID the app's user has already is an error wrapping
 // [nous.ErrConflict]. req.State is the session's state, its "temp:" keys
-// in the Session returned only. Its "app:" and "user:" keys are saved to
+// in the Session returned only, which holds its values as they were
+// given (the scopes' other keys as Get gives them), as ADK's database
+// service's does. Its "app:" and "user:" keys are saved to
 // their scopes first, each in one save, then the session: a Create that
 // fails stores no session, though it may have set some shared keys, which
 // the same Create made again sets again. One whose session's save landed
@@ -146,11 +148,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		e.c, e.events, e.decoded = c, nil, 0
 	}
 	e.mu.Unlock()
-	for key, v := range req.State {
-		if strings.HasPrefix(key, session.KeyPrefixTemp) {
-			sess.state[key] = v
-		}
-	}
+	maps.Copy(sess.state, req.State) // as given, as the caller set them
 	return &session.CreateResponse{Session: sess}, nil
 }
 
@@ -159,6 +157,12 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 // service holds is brought up to date with what other writers appended
 // since, and no more is read. One the store does not hold is an error
 // wrapping [nous.ErrNotFound].
+//
+// The state's values are what ADK's database service gives: each as
+// encoding/json decodes its JSON, every number a float64, a typed map or a
+// struct a map[string]any, whether this process set the value or read it
+// from the store (List's are alike). A Session's own State holds what the
+// caller set in it, Create and AppendEvent included, as given.
 func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
 	if req == nil || req.AppName == "" || req.UserID == "" || req.SessionID == "" {
 		return nil, fmt.Errorf("nousadk: get: an app name, a user ID and a session ID are required: %w", ErrInvalidRequest)
@@ -231,7 +235,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 			}
 			users[k.user] = userState
 		}
-		sessions = append(sessions, &adkSession{key: k, state: merge(own, appState, userState), updated: updated})
+		sessions = append(sessions, &adkSession{key: k, state: merge(jsonState(own), appState, userState), updated: updated})
 	}
 	return &session.ListResponse{Sessions: sessions}, nil
 }

@@ -177,7 +177,7 @@ func (e *entry) session(k key, app, user map[string]any) *adkSession {
 	}
 	return &adkSession{
 		key:     k,
-		state:   merge(jsonx.CloneMap(e.c.Deps), app, user),
+		state:   merge(jsonState(e.c.Deps), app, user),
 		events:  e.events[:len(e.events):len(e.events)], // shared, and an append to it copies
 		updated: updated,
 		log:     e.c.Log().ID(),
