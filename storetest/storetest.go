@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) nous.Store, opts ...Option) {
 		{"Delete", testDelete},
 		{"List", testList},
 		{"Canceled", testCanceled},
+		{"CanceledBeforeTheStore", testCanceledBeforeTheStore},
 		{"Idle", testIdle},
 		{"Refresh", testRefresh},
 		{"StateOnlySaves", testStateOnlySaves},
