@@ -38,6 +38,7 @@ type Option func(*options)
 
 type options struct {
 	redact     func(key string) bool
+	logRedact  func(key string) bool // redact, as a session's context asks it
 	cacheLimit int
 	logger     *slog.Logger
 }
@@ -46,7 +47,14 @@ type options struct {
 // scope's prefix) the service never writes, in place of [nous.IsSecretKey]:
 // their values stay in this process's sessions, and are dropped from the
 // stored state and from the stored events' deltas. A rule that returns
-// false keeps every key.
+// false keeps every key; one that names every key but a few (a rule that
+// denies by default) keeps those few.
+//
+// The rule names state keys only: each stored event's JSON, which sits in
+// its log event's data under the service's own key, "adk_event", is kept
+// whatever the rule says of that key. So is a state key of that name, at
+// any depth of the session's state (the scopes' are not concerned): give
+// a secret another name.
 func WithRedaction(rule func(key string) bool) Option {
 	return func(o *options) { o.redact = rule }
 }
@@ -89,6 +97,8 @@ func NewSessionService(s nous.Store, opts ...Option) *SessionService {
 	if o.redact == nil {
 		o.redact = nous.IsSecretKey
 	}
+	rule := o.redact
+	o.logRedact = func(key string) bool { return key != dataEvent && rule(key) }
 	return &SessionService{store: s, opts: o, sessions: map[string]*entry{}, scopes: map[string]*scope{}}
 }
 
@@ -132,7 +142,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		return nil, fmt.Errorf("nousadk: create %s: no session is stored: %w", k, err)
 	}
 	c := nous.NewContext(nous.WithLogName(k.name()), nous.WithLogLabels(k.labels()), nous.WithDeps(own),
-		nous.WithRedaction(s.opts.redact), nous.WithLogger(s.opts.logger))
+		nous.WithRedaction(s.opts.logRedact), nous.WithLogger(s.opts.logger))
 	if err := c.Save(ctx, s.store); err != nil {
 		if errors.Is(err, nous.ErrConflict) {
 			return nil, fmt.Errorf("nousadk: create %s: the session exists already: %w", k, err)

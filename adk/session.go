@@ -111,7 +111,7 @@ func (s *SessionService) bring(ctx context.Context, k key, e *entry) error {
 		if err != nil {
 			return err
 		}
-		c.Redact, c.Logger = s.opts.redact, s.opts.logger
+		c.Redact, c.Logger = s.opts.logRedact, s.opts.logger
 		e.c = c
 	}
 	var raws []string
