@@ -20,8 +20,8 @@ import (
 func TestRedactionRuleNamesStateKeysOnly(t *testing.T) {
 	allowed := map[string]bool{"city": true}
 	rules := map[string]func(string) bool{
-		"deny by default": func(k string) bool { return !allowed[k] },
-		"names everything": func(string) bool { return true },
+		"deny by default":             func(k string) bool { return !allowed[k] },
+		"names everything":            func(string) bool { return true },
 		"names the service's own key": func(k string) bool { return k == "adk_event" || nous.IsSecretKey(k) },
 	}
 	for name, rule := range rules {
