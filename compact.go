@@ -95,10 +95,14 @@ func WithSplitActiveTurn(on bool) CompactOption {
 // tokens and the budget, the reserve included, as a budget is. So a
 // conversation that grows by g tokens a turn, compacted before every
 // request, calls the summarizer about once every (budget-tokens)/g turns,
-// not every turn once it is full. When what must be kept fits the budget
-// but not the target, the plan fits the budget. tokens < 1 (the default)
-// means the budget; [Context.ApplyCompaction] checks the real summary
-// against the budget.
+// not every turn once it is full. When the target cannot be met (what
+// must be kept, the active turn above all, leaves no room for it), the plan
+// cuts as far as the active turn allows: the smallest view a plan can make,
+// if it fits the budget (ErrOverBudget if not). So a larger target never
+// cuts more than a smaller one, and a view compacted so stays within the
+// budget for as many turns as it can. tokens < 1 (the default) means the
+// budget; [Context.ApplyCompaction] checks the real summary against the
+// budget.
 //
 // Half the budget is a good target: each compaction then frees half the
 // window, so the summarizer runs once every budget/(2g) turns, and the
@@ -317,39 +321,77 @@ func (k *compaction) search(budget int) (best cut, ok bool, fallback cut) {
 		return best, true, best
 	}
 	if k.split {
-		// Inside the kept turns, keeping every user message: the segments
-		// between them, the oldest first (the first from the active turn's
-		// start when that is not a user message, as in a run without one),
-		// each from its first safe place, none past k.end.
-		lo := k.active
-		for i := k.active; i <= k.end; i++ {
-			if i < k.end && k.c.log.msg(k.c.view.entries[i]).msg.Role != RoleUser {
-				continue
-			}
-			for lo < i && !k.safe(lo) {
-				lo++
-			}
-			if lo < i {
-				if best, ok = k.fit(lo, i, budget); ok {
-					return best, true, best
-				}
-			}
-			lo = i + 1
+		k.segments(func(lo, end int) bool {
+			best, ok = k.fit(lo, end, budget)
+			return !ok
+		})
+		if ok {
+			return best, true, best
 		}
 	}
 	fallback = cut{k.lead, k.lead, k.total + k.reserve - k.savedBy(k.lead, k.lead)}
-	for hi := min(k.active, k.end); hi > k.lead; hi-- {
-		if k.safe(hi) {
-			fallback = cut{k.lead, hi, k.after(k.lead, hi)}
-			break
-		}
+	if last, ok := k.last(k.lead, min(k.active, k.end)); ok {
+		fallback = last
 	}
 	return cut{}, false, fallback
 }
 
+// segments calls f with each stretch [lo, end) of the kept turns a cut
+// with split may take, until f returns false: the stretches between their
+// user messages, which stay, the oldest first (the first from the active
+// turn's start when that is not a user message, as in a run without one),
+// each from its first safe place, none past k.end.
+func (k *compaction) segments(f func(lo, end int) bool) {
+	lo := k.active
+	for i := k.active; i <= k.end; i++ {
+		if i < k.end && k.c.log.msg(k.c.view.entries[i]).msg.Role != RoleUser {
+			continue
+		}
+		for lo < i && !k.safe(lo) {
+			lo++
+		}
+		if lo < i && !f(lo, i) {
+			return
+		}
+		lo = i + 1
+	}
+}
+
+// last returns the largest cut from lo: [lo, hi) for the last safe hi in
+// (lo, end]; ok is false when there is none.
+func (k *compaction) last(lo, end int) (cut, bool) {
+	for hi := end; hi > lo; hi-- {
+		if k.safe(hi) {
+			return cut{lo, hi, k.after(lo, hi)}, true
+		}
+	}
+	return cut{}, false
+}
+
+// furthest returns the cut of the smallest view a plan can make, for a
+// target that cannot be met: of pruning alone and the largest cut of each
+// place a range may take (before the active turn, and with split each
+// stretch inside it), the one that leaves the fewest tokens, pruning alone
+// on a tie (it calls no summarizer). So a target that cannot be met cuts as
+// far as the active turn allows, never less than a larger target would.
+func (k *compaction) furthest() cut {
+	best := cut{after: k.total + k.reserve - k.savedBy(0, 0)}
+	consider := func(lo, end int) bool {
+		if x, ok := k.last(lo, end); ok && x.after < best.after {
+			best = x
+		}
+		return true
+	}
+	consider(k.lead, min(k.active, k.end))
+	if k.split {
+		k.segments(consider)
+	}
+	return best
+}
+
 // goals returns what a view over budget is compacted to fit: the target,
 // then, when that cannot be met, the budget (n is 1 without a target below
-// the budget).
+// the budget). A plan meets the second as [compaction.choose] says.
 func (k *compaction) goals(budget int) (goals [2]int, n int) {
 	if k.target > 0 && k.target < budget {
 		return [2]int{k.target, budget}, 2
@@ -408,21 +450,25 @@ func (k *compaction) plan(budget int) (CompactPlan, error) {
 	return p, nil
 }
 
-// choose returns the cut that compacts a view over budget: for each goal,
-// none (lo == hi) when pruning alone brings the view within it, or the
-// smallest range that does.
+// choose returns the cut that compacts a view over budget into its goal,
+// the target or else the budget: none (lo == hi) when pruning alone brings
+// the view within it, or the smallest range that does. A target that
+// cannot be met gets the smallest view a plan can make ([compaction.furthest])
+// when that fits the budget: a plan for a larger target never cuts more.
 func (k *compaction) choose(budget int) (cut, bool) {
 	goals, n := k.goals(budget)
-	pruned := k.total + k.reserve - k.savedBy(0, 0)
-	for _, goal := range goals[:n] {
-		if k.savedBy(0, 0) > 0 && pruned <= goal {
-			return cut{after: pruned}, true
-		}
-		if best, ok, _ := k.search(goal); ok {
-			return best, true
-		}
+	goal := goals[0]
+	if pruned := k.total + k.reserve - k.savedBy(0, 0); k.savedBy(0, 0) > 0 && pruned <= goal {
+		return cut{after: pruned}, true
 	}
-	return cut{}, false
+	if best, ok, _ := k.search(goal); ok {
+		return best, true
+	}
+	if n == 1 {
+		return cut{}, false
+	}
+	best := k.furthest()
+	return best, best.after <= budget
 }
 
 // overBudget returns the error of a view whose smallest valid view (see
