@@ -182,7 +182,7 @@ func (r *Runner) awaitLease(ctx context.Context, s *turnState, until time.Time) 
 	case <-ctx.Done():
 		return fmt.Errorf("agent: run %q: waiting for another runner's call: %w", s.name, ctx.Err())
 	}
-	c, err := nous.LoadByName(ctx, s.store, s.name)
+	c, err := load(ctx, s.store, s.name)
 	if err != nil {
 		return fmt.Errorf("agent: run %q: %w", s.name, err)
 	}

@@ -112,7 +112,7 @@ func (r *Runner) save(ctx context.Context, s *turnState, redo func(*nous.Context
 		if !errors.Is(err, nous.ErrConflict) {
 			continue // unknown outcome: the same context tries again, and finds its batch if it landed
 		}
-		c, lerr := nous.LoadByName(sctx, s.store, s.name)
+		c, lerr := load(sctx, s.store, s.name)
 		if lerr != nil {
 			return reloaded, fmt.Errorf("agent: run %q: load after a conflict: %w", s.name, lerr)
 		}

@@ -113,7 +113,10 @@ func (r *Runner) Run(ctx context.Context, session string, in Input) (*Turn, erro
 		return nil, err
 	}
 	defer unlock()
-	c, _, err := nous.Resume(ctx, r.Store, session, r.Options...)
+	c, held, err := nous.Resume(ctx, r.Store, session, r.Options...)
+	if err == nil && held {
+		err = c.Refresh(ctx, r.Store) // what was saved as it loaded: see load
+	}
 	if err != nil {
 		return nil, fmt.Errorf("agent: run %q: %w", session, err)
 	}
@@ -183,7 +186,7 @@ func (r *Runner) Decide(ctx context.Context, session string, d nous.Decision) er
 	key := fmt.Sprintf("decide %d", d.Request) // a request's seq names it in its log
 	b := r.backoff()
 	for try := 0; ; try++ {
-		c, err := nous.LoadByName(ctx, r.Store, session)
+		c, err := load(ctx, r.Store, session)
 		if err != nil {
 			return fmt.Errorf("agent: decide in %q: %w", session, err)
 		}
@@ -205,6 +208,20 @@ func (r *Runner) Decide(ctx context.Context, session string, d nous.Decision) er
 			return fmt.Errorf("agent: decide in %q: %w", session, err)
 		}
 	}
+}
+
+// load loads the session s keeps under name, then refreshes it: a load
+// costs the log's length, and what another writer saved meanwhile would
+// make the save that follows conflict, however often it is tried, while
+// that writer saves faster than a load takes. The refresh, which costs
+// what is new, leaves only the time of the step itself for another save to
+// come between.
+func load(ctx context.Context, s nous.Store, name string) (*nous.Context, error) {
+	c, err := nous.LoadByName(ctx, s, name)
+	if err == nil {
+		err = c.Refresh(ctx, s)
+	}
+	return c, err
 }
 
 // decidedAs reports whether the decision c's log holds on d's request is
