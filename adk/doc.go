@@ -29,7 +29,15 @@
 // have ([nous.IsSecretKey], or the rule of [WithRedaction]), at any depth
 // of a value of any type (a typed map, a struct by its JSON names), stays
 // in this process's sessions and is never written, neither in the state
-// nor in the stored event's delta.
+// nor in the stored event's delta. That holds for the app's and the
+// user's keys too: this process's Gets of any of the scope's sessions
+// have them, also once it has read the scope or the session again when
+// another writer's save beat its own; a service of another process never
+// has them.
+//
+// State values come back as ADK's database service gives them: as
+// encoding/json decodes their JSON, every number a float64, whether this
+// process set them or read them from the store.
 //
 // # What is atomic
 //

@@ -28,6 +28,20 @@ type scope struct {
 	name string
 	mu   sync.Mutex
 	c    *nous.Context
+	// held is the deps of the context the scope held before [scope.drop]:
+	// the secrets the context read next is given. A scope is its name's,
+	// whatever log holds it (two services may make its first at once).
+	held map[string]any
+}
+
+// drop forgets the scope's context, which holds what the store may not,
+// so that the next use reads it, and keeps its deps, whose secrets that
+// read is given.
+func (sc *scope) drop() {
+	if sc.c != nil {
+		sc.held = sc.c.Deps
+	}
+	sc.c = nil
 }
 
 // scope returns the service's scope of that name, made if it has none.
@@ -87,7 +101,7 @@ func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string
 		if err == nil {
 			return jsonState(sc.c.Deps), nil
 		}
-		sc.c = nil // it holds what the store may not
+		sc.drop()
 		if !errors.Is(err, nous.ErrConflict) {
 			return nil, err
 		}
@@ -96,13 +110,14 @@ func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string
 }
 
 // read brings the scope's context up to date, or reads it, or makes it
-// when the store holds no such scope yet.
+// when the store holds no such scope yet. A scope read is given the
+// secrets of the context it held of its log before ([carrySecrets]).
 func (sc *scope) read(ctx context.Context, s *SessionService) error {
 	if sc.c != nil {
 		if err := sc.c.Refresh(ctx, s.store); err == nil {
 			return nil
 		}
-		sc.c = nil
+		sc.drop()
 	}
 	c, err := nous.LoadByName(ctx, s.store, sc.name)
 	if errors.Is(err, nous.ErrNotFound) {
@@ -112,6 +127,9 @@ func (sc *scope) read(ctx context.Context, s *SessionService) error {
 		return err
 	}
 	c.Redact, c.Logger = s.opts.redact, s.opts.logger
-	sc.c = c
+	if sc.held != nil {
+		carrySecrets(c.Deps, sc.held, s.opts.redact)
+	}
+	sc.c, sc.held = c, nil
 	return nil
 }

@@ -125,7 +125,6 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		return nil, fmt.Errorf("nousadk: create %s: %w", k, err)
 	}
 	app, user, own, _ := split(req.State)
-	app, user = s.kept(app), s.kept(user)
 	if len(app) > 0 || len(user) > 0 {
 		// A session that exists changes no scope (unless it is made
 		// between this look and the save below).
@@ -357,7 +356,6 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 		return fmt.Errorf("nousadk: append event %q to %s: it was read from log %s, deleted since, and the session is log %s now: %w", event.ID, k, log, id, ErrStaleSession)
 	}
 	app, user, own, stored := split(event.Actions.StateDelta)
-	app, user = s.kept(app), s.kept(user)
 	batch := ""
 	if event.ID != "" && nous.CheckKey("adk "+event.ID) == nil {
 		batch = "adk " + event.ID
@@ -411,14 +409,15 @@ func (s *SessionService) encoded(k key, event *session.Event, stored map[string]
 
 // saveFailed ends the append of event to sess, read from log, when the
 // save of the session's context failed with err. It drops what e holds,
-// which the store may not, so the next use reads the session again. An
+// which the store may not, so the next use reads the session again (its
+// secrets kept). An
 // append of the event whose reply was lost, stored since the log was
 // read (err wraps [nous.ErrLanded]), ends as [SessionService.landed] ends
 // it; another writer's append (a conflict) and a log deleted and made
 // again since sess was read are errors wrapping [ErrStaleSession]; any
 // other failure is err, with the event and the session named.
 func (s *SessionService) saveFailed(ctx context.Context, k key, e *entry, as *adkSession, event *session.Event, log uuid.UUID, app, user map[string]any, err error) error {
-	e.reset() // the context holds what the store may not: read it again
+	e.drop() // the context holds what the store may not: read it again
 	switch {
 	case errors.Is(err, nous.ErrLanded):
 		// Another append of the event, whose reply was lost, was

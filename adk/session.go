@@ -57,10 +57,24 @@ type entry struct {
 	events  []*session.Event
 	decoded int64 // the events of c's log decoded into events
 	used    uint64
+	// held is the deps of the context e held before [entry.drop], and
+	// heldLog its log's ID: the secrets the context read next of that
+	// log is given.
+	held    map[string]any
+	heldLog uuid.UUID
 }
 
 // reset forgets what e holds, so that the next call reads the session.
-func (e *entry) reset() { e.c, e.events, e.decoded = nil, nil, 0 }
+func (e *entry) reset() { e.c, e.events, e.decoded, e.held = nil, nil, 0, nil }
+
+// drop forgets the context e holds, so that the next call reads the
+// session, and keeps its deps, whose secrets that read is given.
+func (e *entry) drop() {
+	if e.c != nil {
+		e.held, e.heldLog = e.c.Deps, e.c.Log().ID()
+	}
+	e.c, e.events, e.decoded = nil, nil, 0
+}
 
 // entry returns the service's entry of the session whose log is name, made
 // if it has none, evicting the least used one over the cache limit.
@@ -98,12 +112,13 @@ func (s *SessionService) evict(name string) {
 
 // bring makes e's context the session's as the store holds it: read whole
 // when e holds none, else brought up to date with what is new; the events
-// new to e are decoded. A session the store does not hold is an error
-// wrapping [nous.ErrNotFound].
+// new to e are decoded. A session read whole is given the secrets of the
+// context e held of its log before ([carrySecrets]). A session the store
+// does not hold is an error wrapping [nous.ErrNotFound].
 func (s *SessionService) bring(ctx context.Context, k key, e *entry) error {
 	if e.c != nil {
 		if err := e.c.Refresh(ctx, s.store); err != nil {
-			e.reset()
+			e.drop()
 		}
 	}
 	if e.c == nil {
@@ -112,7 +127,10 @@ func (s *SessionService) bring(ctx context.Context, k key, e *entry) error {
 			return err
 		}
 		c.Redact, c.Logger = s.opts.logRedact, s.opts.logger
-		e.c = c
+		if e.held != nil && e.heldLog == c.Log().ID() {
+			carrySecrets(c.Deps, e.held, s.opts.logRedact)
+		}
+		e.c, e.held = c, nil
 	}
 	var raws []string
 	var seqs []int64

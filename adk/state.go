@@ -113,3 +113,28 @@ func jsonValue(v any, path []uintptr) (any, bool) {
 	}
 	return out, true
 }
+
+// carrySecrets sets in dst, the deps of a context just read from the
+// store, the values of held, the deps of the context this process held of
+// the same log before, that the store never holds: those of the keys rule
+// names, at the top and at any depth of the maps both hold, that dst
+// lacks. So a secret stays in this process when it reads a session or a
+// scope again (after a save of it was refused, say). held is dropped
+// after, and its values are shared.
+func carrySecrets(dst, held map[string]any, rule func(string) bool) {
+	for k, v := range held {
+		cur, ok := dst[k]
+		if !ok {
+			if rule(k) {
+				dst[k] = v
+			}
+			continue
+		}
+		// dst, read from JSON, holds no cycle: the walk ends with it.
+		if cm, ok := cur.(map[string]any); ok {
+			if hm, ok := v.(map[string]any); ok {
+				carrySecrets(cm, hm, rule)
+			}
+		}
+	}
+}
