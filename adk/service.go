@@ -188,12 +188,14 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 		return nil, fmt.Errorf("nousadk: get %s: %w", k, err)
 	}
 	sess := e.session(k, appState, userState)
+	all := len(sess.events)
 	sess.events = filter(sess.events, req.NumRecentEvents, req.After)
+	sess.skipped = all - len(sess.events)
 	return &session.GetResponse{Session: sess}, nil
 }
 
 // filter returns the n last of events (all for n of 0 or less), then those
-// of them at or after after (all for the zero time).
+// of them at or after after (all for the zero time): a suffix of events.
 func filter(events []*session.Event, n int, after time.Time) []*session.Event {
 	if n > 0 && len(events) > n {
 		events = events[len(events)-n:]
@@ -441,9 +443,10 @@ func (s *SessionService) saveFailed(ctx context.Context, k key, e *entry, as *ad
 // landed ends the append of event to sess when the session's log, as e
 // holds it, has the event already, stored by an append whose reply was
 // lost. sess is brought to the event when it is the next of sess's, and
-// has it when it is one of them: then the append succeeds. Else sess
-// lacks events before it: the error wraps [ErrStaleSession], and sess is
-// as it was. Either way the event's shared deltas are saved again.
+// has it when it is one of them, or one of those a filtered Get left out
+// of sess: then the append succeeds. Else sess lacks events before it:
+// the error wraps [ErrStaleSession], and sess is as it was. Either way the
+// event's shared deltas are saved again.
 func (s *SessionService) landed(ctx context.Context, k key, e *entry, as *adkSession, event *session.Event, app, user map[string]any) error {
 	i := slices.IndexFunc(e.events, func(ev *session.Event) bool { return ev.ID == event.ID })
 	if i < 0 {
@@ -452,7 +455,7 @@ func (s *SessionService) landed(ctx context.Context, k key, e *entry, as *adkSes
 	if err := s.sharedDeltas(ctx, k, event, app, user); err != nil {
 		return err
 	}
-	head, n, has := as.holds(i, event.ID)
+	head, n, has := as.holds(i, event.ID) // n: the events before sess's next
 	at, end := batchOf(e.c, i)
 	switch {
 	case has:

@@ -230,6 +230,7 @@ type adkSession struct {
 	mu      sync.RWMutex
 	state   map[string]any
 	events  []*session.Event
+	skipped int // the session's events before events, which a filtered Get left out
 	updated time.Time
 	log     uuid.UUID // the ID of the log this copy was read from
 	head    int64     // the length of the log this copy reflects
@@ -263,12 +264,15 @@ func (s *adkSession) seen() (uuid.UUID, int64) {
 	return s.log, s.head
 }
 
-// holds returns the length of the log s reflects, how many events s has,
-// and whether its i-th is the event of ID id.
+// holds returns the length of the log s reflects, how many of the
+// session's events s reflects (those a filtered Get left out included),
+// and whether it reflects the session's i-th event, of ID id: one it
+// left out, or one it has.
 func (s *adkSession) holds(i int, id string) (head int64, n int, has bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.head, len(s.events), i < len(s.events) && s.events[i].ID == id
+	j := i - s.skipped
+	return s.head, s.skipped + len(s.events), j < 0 || (j < len(s.events) && s.events[j].ID == id)
 }
 
 // applied records in s an event stored as the last of a log of head
