@@ -58,9 +58,49 @@
 // before another writer's append fails with an error wrapping
 // [ErrStaleSession] (and [nous.ErrConflict]), and stores nothing. The
 // caller Gets the session again and appends its event to that: nothing is
-// overwritten, nothing is lost. ADK's runner returns the error from its
-// run; a server retries the request (the user's message is an event of
-// its own, appended at the run's start), a loop calls Get and runs again.
+// overwritten, nothing is lost. A loop that appends itself calls Get and
+// appends again.
+//
+// ADK's runner returns the error from its run, which appended the user's
+// message at its start. A server that runs again must not send the
+// message again: the session has it (another server's reply may answer
+// it already), and a second copy would stay unanswered. Run with
+// runner.WithYieldUserMessage, whose first event is the message once it
+// is stored, and on [ErrStaleSession] run again with no message once it
+// is, with it while it is not (the message's own append was stale):
+//
+//	stored := false
+//	for {
+//		m := msg
+//		if stored {
+//			m = nil // the agent answers the session as it is now
+//		}
+//		var err error
+//		for ev, e := range r.Run(ctx, userID, sessionID, m, cfg, runner.WithYieldUserMessage()) {
+//			if e != nil {
+//				err = e
+//				break
+//			}
+//			if m != nil && !stored {
+//				stored = true // the user's message, stored
+//				continue
+//			}
+//			send(ev) // to the client
+//		}
+//		if !errors.Is(err, nousadk.ErrStaleSession) {
+//			return err
+//		}
+//	}
+//
+// Each message is then stored once and answered, as two processes that
+// run ADK's runner on one session of a file store show in this package's
+// tests. Another error ends the request as any failure does: the
+// message may be stored, unanswered, as with ADK's own services. ADK
+// v2.2.0 honours WithYieldUserMessage when the root agent is an LlmAgent;
+// a server whose root is another agent must learn otherwise that the
+// message is stored (there, a plugin's BeforeRunCallback runs right
+// after it is).
+//
 // An append whose reply was lost is found by the event's ID, which its
 // batch event names, and is not stored twice: its retry puts the event in the
 // Session (stale for the next append when another writer appended since).

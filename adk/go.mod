@@ -8,10 +8,12 @@ require (
 )
 
 require (
+	github.com/google/safehtml v0.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	go.opentelemetry.io/otel/log v0.20.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 )
 
