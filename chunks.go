@@ -64,3 +64,19 @@ func (c *chunks[T]) push(v *T) int64 {
 func (c *chunks[T]) clip() chunks[T] {
 	return chunks[T]{full: slices.Clip(c.full), tail: slices.Clip(c.tail)}
 }
+
+// prefix returns the first n values of c, clipped, so that an append on
+// either side cannot write where the other would read.
+func (c *chunks[T]) prefix(n int64) chunks[T] {
+	full := int(n >> chunkBits)
+	var out chunks[T]
+	if full <= len(c.full) {
+		out.full = c.full[:full:full]
+	} else { // the tail is full, and in the prefix
+		out.full = append(slices.Clip(c.full), c.tail)
+	}
+	if rest := int(n & (chunkSize - 1)); rest > 0 {
+		out.tail = slices.Clip(c.chunk(n - 1)[:rest])
+	}
+	return out
+}

@@ -256,3 +256,22 @@ func (l *eventLog) snapshot() *eventLog {
 	s.recs, s.msgs, s.calls = l.recs.clip(), l.msgs.clip(), l.calls.clip()
 	return &s
 }
+
+// prefix returns the log of l's first n events, sharing them, clipped as a
+// fork's are: what l or the prefix appends, the other cannot see.
+func (l *eventLog) prefix(n int64) eventLog {
+	p := *l
+	p.recs = l.recs.prefix(n)
+	msgs, calls := int64(0), int64(0)
+	for seq := n; seq >= 1 && (msgs == 0 || calls == 0); seq-- {
+		r := l.rec(seq)
+		if msgs == 0 && r.typ.IsSurface() {
+			msgs = r.ref + 1
+		}
+		if i, ok := r.call(); ok && calls == 0 {
+			calls = i + 1
+		}
+	}
+	p.msgs, p.calls = l.msgs.prefix(msgs), l.calls.prefix(calls)
+	return p
+}

@@ -182,13 +182,7 @@ func (r *Runner) awaitLease(ctx context.Context, s *turnState, until time.Time) 
 	case <-ctx.Done():
 		return fmt.Errorf("agent: run %q: waiting for another runner's call: %w", s.name, ctx.Err())
 	}
-	c, err := load(ctx, s.store, s.name)
-	if err != nil {
-		return fmt.Errorf("agent: run %q: %w", s.name, err)
-	}
-	carry(s.c, c)
-	s.c = c
-	return nil
+	return s.catchUp(ctx)
 }
 
 // tool returns the runner's tool named name.

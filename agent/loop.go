@@ -106,18 +106,20 @@ func (r *Runner) save(ctx context.Context, s *turnState, redo func(*nous.Context
 		case try+1 >= b.Tries || errors.Is(err, nous.ErrNotFound):
 			return reloaded, fmt.Errorf("agent: run %q: save: %w", s.name, err)
 		}
-		if err := b.wait(sctx, try); err != nil {
-			return reloaded, fmt.Errorf("agent: run %q: save: %w", s.name, err)
-		}
 		if !errors.Is(err, nous.ErrConflict) {
+			if err := b.wait(sctx, try); err != nil {
+				return reloaded, fmt.Errorf("agent: run %q: save: %w", s.name, err)
+			}
 			continue // unknown outcome: the same context tries again, and finds its batch if it landed
 		}
-		c, lerr := load(sctx, s.store, s.name)
-		if lerr != nil {
-			return reloaded, fmt.Errorf("agent: run %q: load after a conflict: %w", s.name, lerr)
+		if err := b.wait(sctx, 0); err != nil { // a race lost, not a store in trouble: the wait does not grow
+			return reloaded, fmt.Errorf("agent: run %q: save: %w", s.name, err)
 		}
-		carry(s.c, c)
-		s.c, reloaded = c, true
+		if err := s.catchUp(sctx); err != nil {
+			return reloaded, err
+		}
+		c := s.c
+		reloaded = true
 		if redo == nil {
 			return true, nil
 		}
@@ -125,6 +127,22 @@ func (r *Runner) save(ctx context.Context, s *turnState, redo func(*nous.Context
 			return true, err
 		}
 	}
+}
+
+// catchUp brings s.c to the session as stored, dropping what it has not
+// saved: [nous.Context.Discard] and a Refresh, which cost what changed,
+// or, when they cannot, a load of the session.
+func (s *turnState) catchUp(ctx context.Context) error {
+	if s.c.Discard() == nil && s.c.Refresh(ctx, s.store) == nil {
+		return nil
+	}
+	c, err := load(ctx, s.store, s.name)
+	if err != nil {
+		return fmt.Errorf("agent: run %q: load after a conflict: %w", s.name, err)
+	}
+	carry(s.c, c)
+	s.c = c
+	return nil
 }
 
 // saveContext returns the context of a save within a turn: ctx, or, once
@@ -148,7 +166,7 @@ func carry(from, to *nous.Context) {
 func (r *Runner) backoff() Backoff {
 	b := r.Backoff
 	if b.Min <= 0 {
-		b.Min = 5 * time.Millisecond
+		b.Min = time.Millisecond
 	}
 	if b.Max <= 0 {
 		b.Max = time.Second

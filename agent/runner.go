@@ -59,16 +59,31 @@ type Runner struct {
 	Lease time.Duration
 	// Backoff spaces the tries after a conflict or a failed save.
 	Backoff Backoff
+	// Keep is how many sessions the runner keeps in memory between turns,
+	// the most recently run: the next Run of one of them refreshes it,
+	// at the cost of what was saved since, instead of loading it whole. 0
+	// keeps 64; a negative Keep keeps none.
+	Keep int
 
 	once  sync.Once
 	owner string
 	mu    sync.Mutex
 	turns map[string]*turnLock
+	kept  []keptSession // the sessions kept, the most recently run last
 }
 
-// Backoff spaces a runner's tries: after the n-th failure, a random wait
-// up to min(Max, Min·2ⁿ), at most Tries tries in all. Its zero value is
-// 5 ms, 1 s and 64 tries.
+// keptSession is a session a runner keeps between turns.
+type keptSession struct {
+	name string
+	c    *nous.Context
+}
+
+// Backoff spaces a runner's tries of a save: after a conflict, a random
+// wait up to Min (a race lost to another writer, which a wait that grew
+// with each loss would make the slower writer lose again and again); after
+// the n-th save whose outcome is unknown (a store in trouble), up to
+// min(Max, Min·2ⁿ); at most Tries tries in all. Its zero value is 1 ms,
+// 1 s and 64 tries.
 type Backoff struct {
 	Min, Max time.Duration
 	Tries    int
@@ -86,7 +101,9 @@ type Input struct {
 
 // Turn is where a turn stands when Run returns.
 type Turn struct {
-	// Context is the session as the runner left it, saved.
+	// Context is the session as the runner left it, saved. The runner
+	// keeps it for the session's next Run ([Runner.Keep]): read it, or
+	// Clone it; a change made to it is saved by the next Run.
 	Context *nous.Context
 	// Reply is the model's last reply in the view; zero for none.
 	Reply nous.Message
@@ -113,21 +130,73 @@ func (r *Runner) Run(ctx context.Context, session string, in Input) (*Turn, erro
 		return nil, err
 	}
 	defer unlock()
-	c, held, err := nous.Resume(ctx, r.Store, session, r.Options...)
+	c, err := r.resume(ctx, session)
+	if err != nil {
+		return nil, fmt.Errorf("agent: run %q: %w", session, err)
+	}
+	s := &turnState{name: session, store: r.Store, c: c}
+	err = r.input(ctx, s, in)
+	var t *Turn
+	if err == nil {
+		t, err = r.drive(ctx, s)
+	}
+	r.keep(session, s.c, err == nil)
+	return t, err
+}
+
+// resume returns the session Store keeps under name, up to date: the one
+// the runner kept, refreshed, or the one Store holds, loaded (or made
+// anew, when it holds none) and readied by Setup.
+func (r *Runner) resume(ctx context.Context, name string) (*nous.Context, error) {
+	if c := r.take(name); c != nil {
+		if err := c.Refresh(ctx, r.Store); err == nil {
+			return c, nil
+		}
+	}
+	c, held, err := nous.Resume(ctx, r.Store, name, r.Options...)
 	if err == nil && held {
 		err = c.Refresh(ctx, r.Store) // what was saved as it loaded: see load
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agent: run %q: %w", session, err)
+		return nil, err
 	}
 	if r.Setup != nil {
 		r.Setup(c)
 	}
-	s := &turnState{name: session, store: r.Store, c: c}
-	if err := r.input(ctx, s, in); err != nil {
-		return nil, err
+	return c, nil
+}
+
+// take returns the session named name the runner kept, which it keeps no
+// more; nil for none.
+func (r *Runner) take(name string) *nous.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, k := range r.kept {
+		if k.name == name {
+			r.kept = append(r.kept[:i], r.kept[i+1:]...)
+			return k.c
+		}
 	}
-	return r.drive(ctx, s)
+	return nil
+}
+
+// keep keeps c, the session named name as a turn left it, for the next
+// turn, when ok (the turn ended without an error: c is as stored), within
+// Keep sessions.
+func (r *Runner) keep(name string, c *nous.Context, ok bool) {
+	limit := r.Keep
+	if limit == 0 {
+		limit = 64
+	}
+	if !ok || limit < 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kept = append(r.kept, keptSession{name: name, c: c})
+	if len(r.kept) > limit {
+		r.kept = r.kept[len(r.kept)-limit:]
+	}
 }
 
 // Continue runs a turn on c, a context the caller holds, as Run does,
@@ -295,11 +364,13 @@ func (r *Runner) lock(ctx context.Context, session string) (func(), error) {
 // turn returns where s's turn stands.
 func turnOf(s *turnState) *Turn {
 	t := &Turn{Context: s.c}
-	msgs := s.c.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == nous.RoleAssistant {
-			t.Reply = msgs[i]
-			break
+	if m, ok := s.c.LastMessage(); ok && m.Role == nous.RoleAssistant {
+		t.Reply = m // a turn that ended, or waits: its reply is last
+		return t
+	}
+	for _, m := range s.c.All() {
+		if m.Role == nous.RoleAssistant {
+			t.Reply = m
 		}
 	}
 	return t

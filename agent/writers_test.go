@@ -23,7 +23,8 @@ import (
 // each, every turn a Run with its own key: each user message is stored
 // once and answered, nothing is lost, the log pairs, and the slower writer
 // is not starved: by the time the faster one is done, it has done a fair
-// share of its turns (reported; the test fails under a fifth).
+// share of its turns (reported; the test fails under a tenth, which a
+// writer that loses every race it runs would never reach).
 func TestTwoProcessesShareASession(t *testing.T) {
 	if dir := os.Getenv("NOUS_WRITERS_DIR"); dir != "" {
 		writer(dir, os.Getenv("NOUS_WRITER"))
@@ -86,7 +87,7 @@ func TestTwoProcessesShareASession(t *testing.T) {
 	}
 	share := float64(slower) / turns
 	t.Logf("when the faster writer was done, the slower had done %d of its %d turns (%.0f%%)", slower, turns, 100*share)
-	if share < 0.2 {
+	if share < 0.1 {
 		t.Errorf("the slower writer was starved: %d of %d turns", slower, turns)
 	}
 }
