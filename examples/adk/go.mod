@@ -5,6 +5,9 @@ go 1.26.5
 require (
 	github.com/nous-go/nous v0.0.0
 	github.com/nous-go/nous/adk v0.0.0
+	github.com/nous-go/nous/otel v0.0.0
+	go.opentelemetry.io/otel v1.44.0
+	go.opentelemetry.io/otel/sdk v1.44.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.77.0
 )
@@ -15,7 +18,7 @@ require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
@@ -27,7 +30,6 @@ require (
 	github.com/gorilla/websocket v1.5.3 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0 // indirect
-	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/log v0.20.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
@@ -46,5 +48,6 @@ require (
 replace (
 	github.com/nous-go/nous => ../..
 	github.com/nous-go/nous/adk => ../../adk
+	github.com/nous-go/nous/otel => ../../otel
 	github.com/nous-go/nous/pgstore => ../../pgstore
 )
