@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nous-go/nous"
@@ -56,12 +57,14 @@ func (r *Runner) calls(ctx context.Context, s *turnState, pending []nous.Pending
 			return nil, err // not started: the session as stored says what remains
 		}
 	}
-	results := r.runAll(ctx, s.c, p)
-	// Recorded whatever becomes of ctx: the tools ran.
-	if err := s.c.RunToolCalls(context.WithoutCancel(ctx), p.order, recorded(results)); err != nil {
+	results := &resultSet{byID: make(map[string]nous.ToolResult, len(p.order))}
+	// An update that fails to apply is in its call's result, which the
+	// model reads: the turn goes on. An error before any call ran (ctx
+	// done) ends it, the calls in doubt for the next Run.
+	if err := s.c.RunToolCalls(ctx, p.order, r.dispatch(p, results)); err != nil && len(results.byID) == 0 {
 		return nil, fmt.Errorf("agent: run %q: %w", s.name, err)
 	}
-	_, err = r.save(ctx, s, func(c *nous.Context) error { return redoResults(ctx, c, results) })
+	_, err = r.save(ctx, s, func(c *nous.Context) error { return redoResults(ctx, c, results.byID) })
 	return nil, err
 }
 
@@ -195,40 +198,35 @@ func (r *Runner) tool(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
-// runAll runs the calls p runs, in parallel, as [nous.Context.RunToolCalls]
-// would, and returns every call's result, p's fixed ones included, each
-// with when its tool ran.
-func (r *Runner) runAll(ctx context.Context, c *nous.Context, p *plan) map[string]nous.ToolResult {
-	out := make(map[string]nous.ToolResult, len(p.run)+len(p.fixed))
-	for id, res := range p.fixed {
-		out[id] = res
-	}
-	if len(p.run) == 0 {
-		return out
-	}
-	results := make([]nous.ToolResult, len(p.run))
-	done := make(chan int)
-	for i, call := range p.run {
-		rc := c.ToRunContext()
-		rc.Call = call
-		t, _ := r.tool(call.Name)
-		go func() {
-			started := time.Now()
-			results[i] = runSafely(ctx, rc, t.Run)
-			results[i].Started, results[i].Ended = started, time.Now()
-			done <- i
-		}()
-	}
-	for range p.run {
-		<-done
-	}
-	for i, call := range p.run {
-		out[call.ID] = results[i]
-	}
-	return out
+// resultSet is the results a step's calls gave, kept to record them again
+// on the session as stored after a conflict.
+type resultSet struct {
+	mu   sync.Mutex
+	byID map[string]nous.ToolResult
 }
 
-// runSafely runs one call, a panic of the tool its error result.
+// dispatch returns the ToolFunc of a step: a call p answers without
+// running gets that result, any other runs its tool; each result goes into
+// results too, with when its tool ran.
+func (r *Runner) dispatch(p *plan, results *resultSet) nous.ToolFunc {
+	return func(ctx context.Context, rc nous.RunContext) nous.ToolResult {
+		res, fixed := p.fixed[rc.Call.ID]
+		if !fixed {
+			t, _ := r.tool(rc.Call.Name)
+			started := time.Now()
+			res = runSafely(ctx, rc, t.Run)
+			res.Started, res.Ended = started, time.Now()
+		}
+		results.mu.Lock()
+		results.byID[rc.Call.ID] = res
+		results.mu.Unlock()
+		return res
+	}
+}
+
+// runSafely runs one call, a panic of the tool its error result: as
+// RunToolCalls does, but kept here so that the result is recorded with the
+// others.
 func runSafely(ctx context.Context, rc nous.RunContext, run nous.ToolFunc) (res nous.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {

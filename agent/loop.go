@@ -150,7 +150,7 @@ func (s *turnState) catchUp(ctx context.Context) error {
 // before ctx ended (a reply cut short, a tool's result) is stored.
 func saveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx.Err() == nil {
-		return context.WithCancel(ctx)
+		return ctx, func() {}
 	}
 	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 }
