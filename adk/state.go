@@ -35,35 +35,12 @@ func jsonValue(v any, path []uintptr) (any, bool) {
 	if len(path) > jsonx.MaxDepth {
 		return nil, false
 	}
-	switch x := v.(type) {
-	case nil, bool, string, float64:
-		return v, true
-	case float32:
-		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
-		if err != nil {
-			return float64(x), true
-		}
+	if f, ok := jsonNumber(v); ok {
 		return f, true
-	case int:
-		return float64(x), true
-	case int8:
-		return float64(x), true
-	case int16:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint:
-		return float64(x), true
-	case uint8:
-		return float64(x), true
-	case uint16:
-		return float64(x), true
-	case uint32:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
+	}
+	switch x := v.(type) {
+	case nil, bool, string:
+		return v, true
 	case json.Number:
 		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
 			return f, true
@@ -137,4 +114,41 @@ func carrySecrets(dst, held map[string]any, rule func(string) bool) {
 			}
 		}
 	}
+}
+
+// jsonNumber returns v, a number of a Go type, as encoding/json decodes its
+// JSON: a float64, a float32 by the shortest decimal JSON writes it as;
+// and whether v is one.
+func jsonNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		if err != nil {
+			return float64(x), true
+		}
+		return f, true
+	case int:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
 }
