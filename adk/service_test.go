@@ -859,12 +859,21 @@ func TestCyclicDelta(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- svc.AppendEvent(bg, sess, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"loop": loop, "app:loop": loop}}})
+		err := svc.AppendEvent(bg, sess, &session.Event{ID: "e1", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"loop": loop, "app:loop": loop}}})
+		if err == nil { // the service holds the delta, cycles and all: its Get returns too
+			var r *session.GetResponse
+			if r, err = svc.Get(bg, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"}); err == nil {
+				if l, _ := state(r.Session)["loop"].(map[string]any); l["n"] != 1.0 {
+					t.Errorf("Get of the service that holds the delta: %v", l)
+				}
+			}
+		}
+		done <- err
 	}()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Logf("the append: %v", err)
+			t.Logf("the append and Get: %v", err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the append of a cyclic delta did not return")
