@@ -321,9 +321,11 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // again, is an error wrapping [ErrStaleSession], and nothing is stored.
 // An event whose ID the session's log holds already (the retry of an
 // append whose reply was lost) is not stored again: the append succeeds
-// with the event in sess when sess has the events before it (another
-// writer's appends after it leave sess stale for the next), and is an
-// error wrapping [ErrStaleSession] when sess lacks some.
+// with the event in sess when sess has the events before it, or was read
+// after it (a Get's filter, NumRecentEvents or After, may leave it out of
+// sess); another writer's appends after it leave sess stale for the next.
+// It is an error wrapping [ErrStaleSession] when sess lacks some of the
+// events before it.
 //
 // The event and the session's state are one save, which is all an append
 // of a session the service holds, and of an event without "app:" or

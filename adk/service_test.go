@@ -876,7 +876,7 @@ func TestCyclicDelta(t *testing.T) {
 			t.Logf("the append and Get: %v", err)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("the append of a cyclic delta did not return")
+		t.Fatal("the append of a cyclic delta, or the Get after it, did not return")
 	}
 	got := mustGet(t, nousadk.NewSessionService(store), "app", "u", "s")
 	for ev := range got.Events().All() {
