@@ -204,13 +204,17 @@ func TestStreamMatchesImport(t *testing.T) {
 	}
 }
 
-// checkPartial checks what a stream that stopped early left: the error
-// wraps nous.ErrInterrupted; the usage added is at most the final one; the
-// partial message is the zero one, or an interrupted assistant message of
-// the text so far, without a tool call or signed thinking, which the
-// context takes, whose pairing holds, which both Fill functions send,
-// and which survives a round trip of the context.
-func checkPartial(t *testing.T, c *nous.Context, m nous.Message, err error, final nous.Message, finalUsage nous.Usage) {
+// checkPartial checks what a stream that stopped early left, having given
+// what got says: the error wraps nous.ErrInterrupted; the usage added
+// counts the request once an event came (no event, no usage), and is at
+// most the final one; the partial message is an interrupted assistant
+// message of the text so far (the zero one when there is none), without a
+// tool call or signed thinking, which the context takes, whose pairing
+// holds, which both Fill functions send, and which survives a round trip
+// of the context. Of a Chat stream, the test knows the text so far, and
+// the partial holds exactly it; its usage has no tokens, which come after
+// the reply's end.
+func checkPartial(t *testing.T, c *nous.Context, m nous.Message, err error, final nous.Message, finalUsage nous.Usage, got given) {
 	t.Helper()
 	if !errors.Is(err, nous.ErrInterrupted) {
 		t.Fatalf("error %v, not ErrInterrupted", err)
@@ -219,6 +223,17 @@ func checkPartial(t *testing.T, c *nous.Context, m nous.Message, err error, fina
 	if u.Requests > 1 || u.ToolCalls > finalUsage.ToolCalls || u.InputTokens > finalUsage.InputTokens || u.OutputTokens > finalUsage.OutputTokens ||
 		u.TotalTokens > finalUsage.TotalTokens || u.CacheReadInputTokens > finalUsage.CacheReadInputTokens || u.ReasoningTokens > finalUsage.ReasoningTokens {
 		t.Errorf("usage %+v, more than the final %+v", u, finalUsage)
+	}
+	switch {
+	case got.events == 0 && (u != nous.Usage{} || m.Role != ""):
+		t.Errorf("no event came, and the usage is %+v, the partial %+v", u, m)
+	case got.events > 0 && u.Requests != 1:
+		t.Errorf("%d events came, and the usage is %+v, not one request", got.events, u)
+	case got.chat && got.events > 0 && u != nous.Usage{Requests: 1}:
+		t.Errorf("a Chat stream cut before its end: usage %+v, want one request without tokens", u)
+	}
+	if got.chat && m.Text() != got.text && !(m.Role == "" && strings.TrimSpace(got.text) == "") {
+		t.Errorf("the partial's text is %q, the stream's so far %q", m.Text(), got.text)
 	}
 	if c.Len() != 1 {
 		t.Errorf("the partial was added: %d messages", c.Len())
@@ -229,6 +244,76 @@ func checkPartial(t *testing.T, c *nous.Context, m nous.Message, err error, fina
 	}
 	must(t, c.AddMessage(m))
 	checkSends(t, c)
+}
+
+// given is what a stream had given when it stopped: the events read, and,
+// for a Chat stream (chat true), the text of its reply so far (its
+// content, or its refusal when it has no content).
+type given struct {
+	events int
+	chat   bool
+	text   string
+}
+
+// givenBy returns what the frames of a stream give: for a Chat stream, the
+// text of the first choice's deltas, read from their JSON.
+func givenBy(sc streamCase, frames []string) given {
+	data := frameData(frames)
+	g := given{events: len(data), chat: strings.HasPrefix(sc.name, "chat_")}
+	if !g.chat {
+		return g
+	}
+	var content, refusal strings.Builder
+	for _, d := range data {
+		var chunk struct {
+			Choices []struct {
+				Index int
+				Delta struct{ Content, Refusal *string }
+			}
+		}
+		if json.Unmarshal([]byte(d), &chunk) != nil {
+			continue
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index == 0 && ch.Delta.Content != nil {
+				content.WriteString(*ch.Delta.Content)
+			}
+			if ch.Index == 0 && ch.Delta.Refusal != nil {
+				refusal.WriteString(*ch.Delta.Refusal)
+			}
+		}
+	}
+	g.text = content.String()
+	if g.text == "" {
+		g.text = refusal.String()
+	}
+	return g
+}
+
+// framesUntilDelta returns the number of frames of a stream read when its
+// n-th delta came, and 0 when it gives fewer.
+func framesUntilDelta(t testing.TB, sc streamCase, n int) int {
+	t.Helper()
+	var deltas int
+	onDelta := func(nous.Delta) { deltas++ }
+	acc := sc.api.acc()
+	switch a := acc.(type) {
+	case *nousopenai.ChatStream:
+		a.OnDelta = onDelta
+	case *nousopenai.ResponsesStream:
+		a.OnDelta = onDelta
+	}
+	events := sc.api.events(t, sc.frames)
+	for k := range sc.frames {
+		for range frameData(sc.frames[k : k+1]) {
+			must(t, events[0](acc))
+			events = events[1:]
+		}
+		if deltas >= n {
+			return k + 1
+		}
+	}
+	return 0
 }
 
 // checkPartialMessage checks a partial message: zero, or an interrupted
@@ -326,7 +411,7 @@ func TestStreamCutAtEveryEvent(t *testing.T) {
 							t.Errorf("k=%d: usage %+v, want %+v", k, c.Usage, finalUsage)
 						}
 					default:
-						t.Run("", func(t *testing.T) { checkPartial(t, c, m, err, final, finalUsage) })
+						t.Run("", func(t *testing.T) { checkPartial(t, c, m, err, final, finalUsage, givenBy(sc, sc.frames[:k])) })
 					}
 				}
 			}
@@ -358,7 +443,7 @@ func TestStreamCancelledFromDelta(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("error %v, not the context's", err)
 				}
-				checkPartial(t, c, m, err, final, finalUsage)
+				checkPartial(t, c, m, err, final, finalUsage, givenBy(sc, sc.frames[:framesUntilDelta(t, sc, at)]))
 			})
 		}
 	}
@@ -391,7 +476,7 @@ func TestStreamErrorEvent(t *testing.T) {
 			t.Run(sc.name+"/"+what, func(t *testing.T) {
 				frames := append(append(append([]string{}, sc.frames[:mid]...), frame), sc.frames[mid:]...)
 				c, m, err := play(t, sc, openaitest.Reply{Frames: frames}, nil)
-				checkPartial(t, c, m, err, final, finalUsage)
+				checkPartial(t, c, m, err, final, finalUsage, givenBy(sc, sc.frames[:mid]))
 				if what == "response.failed" {
 					if !errors.Is(err, nousopenai.ErrFailed) || c.Usage.InputTokens != finalUsage.InputTokens || c.Usage.ToolCalls != 0 {
 						t.Errorf("a failed response: %v, usage %+v", err, c.Usage)
