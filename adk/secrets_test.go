@@ -89,8 +89,8 @@ func TestSharedSecretsStayInProcess(t *testing.T) {
 }
 
 // A session's secret stays in this process's Session after an append to
-// it that another writer's append made stale, and is not carried into a
-// session of the same ID created again.
+// it that another writer's append made stale, which changes none; and is
+// not carried into a session of the same ID created again.
 func TestSessionSecretsStayAfterStaleAppend(t *testing.T) {
 	for name, open := range handles {
 		t.Run(name, func(t *testing.T) {
@@ -100,11 +100,11 @@ func TestSessionSecretsStayAfterStaleAppend(t *testing.T) {
 			if err := other.AppendEvent(bg, mustGet(t, other, "app", "u", "s"), &session.Event{ID: "theirs", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"n": 1}}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := svc.AppendEvent(bg, sess, &session.Event{ID: "mine", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"refused": "x"}}}); !errors.Is(err, nousadk.ErrStaleSession) {
+			if err := svc.AppendEvent(bg, sess, &session.Event{ID: "mine", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"refused": "x", "api_key": "sk-refused", "access_token": "tok-refused"}}}); !errors.Is(err, nousadk.ErrStaleSession) {
 				t.Fatalf("the stale append: %v", err)
 			}
 			st := state(mustGet(t, svc, "app", "u", "s"))
-			if db, _ := st["db"].(map[string]any); st["api_key"] != "sk-session" || db["password"] != "pw-session" || st["n"] != 1.0 || st["refused"] != nil {
+			if db, _ := st["db"].(map[string]any); st["api_key"] != "sk-session" || db["password"] != "pw-session" || st["n"] != 1.0 || st["refused"] != nil || st["access_token"] != nil {
 				t.Errorf("Get after the stale append: %v", st)
 			}
 			if err := other.Delete(bg, &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {

@@ -379,8 +379,12 @@ func (s *SessionService) AppendEvent(ctx context.Context, sess session.Session, 
 	if err := c.LogEvent(nous.EventRuntime, map[string]any{dataEvent: string(b)}); err != nil {
 		return fmt.Errorf("nousadk: append event %q to %s: %w", event.ID, k, err)
 	}
+	undo := undoMerge(c.Deps, own)
 	c.MergeDeps(own)
 	if err := c.Save(ctx, s.store); err != nil {
+		if errors.Is(err, nous.ErrConflict) && !errors.Is(err, nous.ErrLanded) {
+			undo() // refused: the secrets the context keeps are not the delta's
+		}
 		return s.saveFailed(ctx, k, e, as, event, log, app, user, err)
 	}
 	e.events = append(e.events, back)

@@ -152,3 +152,24 @@ func jsonNumber(v any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// undoMerge returns the function that sets the keys of delta in deps back
+// to what they are now, before deps takes delta: a key deps lacks is
+// deleted, another is given its value back.
+func undoMerge(deps, delta map[string]any) func() {
+	before := make(map[string]any, len(delta))
+	for k := range delta {
+		if v, ok := deps[k]; ok {
+			before[k] = v
+		}
+	}
+	return func() {
+		for k := range delta {
+			if v, ok := before[k]; ok {
+				deps[k] = v
+			} else {
+				delete(deps, k)
+			}
+		}
+	}
+}
