@@ -168,6 +168,21 @@
 // it is the zero Message: nothing to add. The deltas of the API's server
 // tools are not given: they are no call the runtime runs.
 //
+// # A runner's model
+//
+// [NewModel] makes a [nous.Model] of a client and base params, for a
+// runner of turns (package github.com/nous-go/nous/agent) or any loop that
+// calls a model through that interface:
+//
+//	model := nousanthropic.NewModel(client, anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 4096})
+//	r := &agent.Runner{Model: model, Tools: tools}
+//	turn, err := r.Continue(ctx, c, agent.Input{Messages: []nous.Message{nous.UserMessage("Weather in Paris?")}})
+//
+// Each call is [Send], or [Stream] when the runner streams, on a copy of
+// the params with the runner's tools after their own ([Tools] converts
+// them); a stream cut short adds its partial reply to the context, which
+// the loop above leaves to its caller. One Model serves concurrent calls.
+//
 // # Compaction
 //
 // A summary of any role works ([nous.Context.Compact], and

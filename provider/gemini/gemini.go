@@ -159,6 +159,22 @@
 // Message keeps whole (code the model ran, its result). With neither text
 // nor thoughts it is the zero nous.Message: nothing to add.
 //
+// # A runner's model
+//
+// [NewModel] makes a [nous.Model] of a client and base params, for a
+// runner of turns (package github.com/nous-go/nous/agent) or any loop that
+// calls a model through that interface:
+//
+//	model := nousgemini.NewModel(client, nousgemini.Params{Model: "gemini-3-flash-preview"})
+//	r := &agent.Runner{Model: model, Tools: tools}
+//	turn, err := r.Continue(ctx, c, agent.Input{Messages: []nous.Message{nous.UserMessage("Weather in Paris?")}})
+//
+// Each call is [Send], or [Stream] when the runner streams, on a copy of
+// the params and their Config with the runner's tools after the Config's
+// own ([Tools] converts them); a stream cut short adds its partial reply
+// to the context, which the loop above leaves to its caller. One Model
+// serves concurrent calls.
+//
 // # Summaries
 //
 // [NewSummarizer] makes a [nous.Summarizer] of the client and params a

@@ -79,6 +79,24 @@
 // An error before any event (the API refused the request) changes
 // nothing.
 //
+// # A runner's model
+//
+// [NewChatModel] and [NewResponsesModel] make a [nous.Model] of a client
+// and base params, for a runner of turns (package
+// github.com/nous-go/nous/agent) or any loop that calls a model through
+// that interface:
+//
+//	model := nousopenai.NewResponsesModel(client, responses.ResponseNewParams{Model: openai.ChatModelGPT5})
+//	r := &agent.Runner{Model: model, Tools: tools}
+//	turn, err := r.Continue(ctx, c, agent.Input{Messages: []nous.Message{nous.UserMessage("Weather in Paris?")}})
+//
+// Each call is [SendChat] or [SendResponses], or [StreamChat] or
+// [StreamResponses] when the runner streams, on a copy of the params with
+// the runner's tools after their own ([ChatTools], [ResponsesTools]
+// convert them); a stream cut short adds its partial reply to the
+// context, which the loop above leaves to its caller. One model serves
+// concurrent calls.
+//
 // # Rules
 //
 // The view is checked before anything is sent; a view the API would refuse
