@@ -66,10 +66,10 @@ func (sc *scope) state(ctx context.Context, s *SessionService) (map[string]any, 
 }
 
 // update sets the keys of delta in the scope's state, in one save, and
-// returns a copy of the state (by [jsonState]); an empty delta saves nothing. A save that
-// another session's update beat is made again on the state it stored; a
-// delta the state held has already is applied to the state read again,
-// which another session may have changed.
+// returns a copy of the state (by [jsonState]); an empty delta saves
+// nothing. A save that another session's update beat is made again on
+// the state it stored; a delta the state held has already is applied to
+// the state read again, which another session may have changed.
 func (sc *scope) update(ctx context.Context, s *SessionService, delta map[string]any) (map[string]any, error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()

@@ -107,10 +107,10 @@ func NewSessionService(s nous.Store, opts ...Option) *SessionService {
 // [nous.ErrConflict]. req.State is the session's state, its "temp:" keys
 // in the Session returned only, which holds its values as they were
 // given (the scopes' other keys as Get gives them), as ADK's database
-// service's does. Its "app:" and "user:" keys are saved to
-// their scopes first, each in one save, then the session: a Create that
-// fails stores no session, though it may have set some shared keys, which
-// the same Create made again sets again. One whose session's save landed
+// service's does. Its "app:" and "user:" keys are saved to their scopes
+// first, each in one save, then the session: a Create that fails stores
+// no session, though it may have set some shared keys, which the same
+// Create made again sets again. One whose session's save landed
 // with its reply lost is made again as a session that exists: Get it.
 func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
 	if req == nil || req.AppName == "" || req.UserID == "" {
@@ -154,7 +154,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	e := s.entry(k.name())
 	e.mu.Lock()
 	if e.c == nil || e.c.Log().ID() != c.Log().ID() {
-		e.c, e.events, e.decoded = c, nil, 0
+		e.c, e.events, e.decoded, e.held = c, nil, 0, nil
 	}
 	e.mu.Unlock()
 	maps.Copy(sess.state, req.State) // as given, as the caller set them
@@ -418,12 +418,12 @@ func (s *SessionService) encoded(k key, event *session.Event, stored map[string]
 // saveFailed ends the append of event to sess, read from log, when the
 // save of the session's context failed with err. It drops what e holds,
 // which the store may not, so the next use reads the session again (its
-// secrets kept). An
-// append of the event whose reply was lost, stored since the log was
-// read (err wraps [nous.ErrLanded]), ends as [SessionService.landed] ends
-// it; another writer's append (a conflict) and a log deleted and made
-// again since sess was read are errors wrapping [ErrStaleSession]; any
-// other failure is err, with the event and the session named.
+// secrets kept). An append of the event whose reply was lost, stored
+// since the log was read (err wraps [nous.ErrLanded]), ends as
+// [SessionService.landed] ends it; another writer's append (a conflict)
+// and a log deleted and made again since sess was read are errors
+// wrapping [ErrStaleSession]; any other failure is err, with the event
+// and the session named.
 func (s *SessionService) saveFailed(ctx context.Context, k key, e *entry, as *adkSession, event *session.Event, log uuid.UUID, app, user map[string]any, err error) error {
 	e.drop() // the context holds what the store may not: read it again
 	switch {
