@@ -29,7 +29,9 @@ func (c *Context) savedState(s *sanitizer) []byte {
 	d.writeStateWith(jw, false, func(jw *jsonWriter) { c.writeDeps(jw, s) })
 	buf.WriteByte('}')
 	if jw.err != nil {
-		return c.stateJSON(newSanitizer(c.Redact))
+		again := newSanitizer(c.Redact)
+		again.Mask = s.Mask
+		return c.stateJSON(again)
 	}
 	return buf.Bytes()
 }
@@ -44,11 +46,7 @@ const minCached = 64
 // valid UTF-8.
 func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 	keys := slices.Sorted(maps.Keys(c.Deps)) // as encoding/json orders a map's keys
-	rule := reflect.ValueOf(c.Redact).Pointer()
-	if c.persist.depsCache == nil || c.persist.depsCache.rule != rule {
-		c.persist.depsCache = &depsCache{rule: rule, entries: map[string]*depsEntry{}}
-	}
-	cache := c.persist.depsCache
+	cache := c.depsCacheFor(s)
 	for k := range cache.entries {
 		if _, ok := c.Deps[k]; !ok {
 			delete(cache.entries, k)
@@ -61,9 +59,8 @@ func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 	defer func() { s.Redacting = false }()
 	first := true
 	for _, k := range keys {
-		if s.Rule(k) {
-			s.Secrets = append(s.Secrets, s.Where(k))
-			continue
+		if s.Rule(k) || s.Mask != nil && s.masksKey(k) {
+			continue // a secret kept in deps, as documented: no warning
 		}
 		v := c.Deps[k]
 		e := cache.entries[k]
@@ -89,7 +86,7 @@ func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 				continue
 			}
 			if was, ok := copyTree(nv); ok && len(value) >= minCached {
-				cache.entries[k] = &depsEntry{was: was, json: value}
+				cache.entries[k] = &depsEntry{was: was, json: value, keys: addKeys(nil, was)}
 			} else {
 				delete(cache.entries, k)
 			}
@@ -103,6 +100,54 @@ func (c *Context) writeDeps(jw *jsonWriter, s *sanitizer) {
 		buf.Write(value)
 	}
 	buf.WriteByte('}')
+}
+
+// depsCacheFor returns c's cache of the deps' JSON, with the entries s may
+// write as they are: none when s masks other secrets than those the
+// cache's JSON was masked by, and none holding a key s's rule names. The
+// rule is asked of the keys the entries hold, not trusted unchanged for
+// its identity: two closures of one function, or one whose captured
+// variables changed, look alike and may say otherwise of a key.
+func (c *Context) depsCacheFor(s *sanitizer) *depsCache {
+	cache := c.persist.depsCache
+	byDefault := c.Redact == nil
+	if cache == nil || !cache.mask.Same(s.Mask) {
+		cache = &depsCache{byDefault: byDefault, mask: s.Mask, entries: map[string]*depsEntry{}}
+		c.persist.depsCache = cache
+		return cache
+	}
+	if !byDefault || !cache.byDefault {
+		for k, e := range cache.entries {
+			for key := range e.keys {
+				if s.Rule(key) {
+					delete(cache.entries, k)
+					break
+				}
+			}
+		}
+	}
+	cache.byDefault = byDefault
+	return cache
+}
+
+// addKeys adds to keys, made when nil, the keys of the maps in v, a value
+// of the JSON types, at any depth, and returns it.
+func addKeys(keys map[string]struct{}, v any) map[string]struct{} {
+	switch x := v.(type) {
+	case map[string]any:
+		if keys == nil {
+			keys = make(map[string]struct{}, len(x))
+		}
+		for k, e := range x {
+			keys[k] = struct{}{}
+			keys = addKeys(keys, e)
+		}
+	case []any:
+		for _, e := range x {
+			keys = addKeys(keys, e)
+		}
+	}
+	return keys
 }
 
 // sanitizeDep returns the deps' value v at key k as it may be written,
@@ -152,6 +197,9 @@ func (e *depsEntry) appendTo(s *sanitizer, deps map[string]any, k string, v []an
 	}
 	out = append(out, ']')
 	e.was, e.json = append(was, added...), out
+	for _, a := range added {
+		e.keys = addKeys(e.keys, a)
+	}
 	return out
 }
 

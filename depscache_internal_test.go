@@ -18,7 +18,9 @@ import (
 // ContextUpdate and directly), elements and nested maps changed in place,
 // secrets at the top and deeper, values JSON cannot hold, numbers of every
 // kind (-0 is not 0), typed values, HTML characters, invalid UTF-8, a
-// cycle, a key that is not valid UTF-8, another redaction rule.
+// cycle, a key that is not valid UTF-8, another redaction rule (a closure
+// of the same function as the last one too), a secret's value elsewhere,
+// masked.
 func TestSavedStateIsTheState(t *testing.T) {
 	rng := rand.New(rand.NewSource(int64(reftest.Seed(t))))
 	c := NewContext(WithLogger(slog.New(slog.DiscardHandler)))
@@ -26,6 +28,9 @@ func TestSavedStateIsTheState(t *testing.T) {
 	values := func() any {
 		switch rng.Intn(12) {
 		case 0:
+			if rng.Intn(3) == 0 {
+				return "echo: s3cret-password " + strings.Repeat("p", rng.Intn(80))
+			}
 			return strings.Repeat("<b>&é ", rng.Intn(40))
 		case 1:
 			return rng.Float64() * 1e6
@@ -40,7 +45,7 @@ func TestSavedStateIsTheState(t *testing.T) {
 		case 6:
 			return []string{"typed", "list"}
 		case 7:
-			return map[string]any{"password": "s3cret", "name": strings.Repeat("n", rng.Intn(100)), "deep": []any{map[string]any{"token": 1, "ok": true}}}
+			return map[string]any{"password": "s3cret-password", "name": strings.Repeat("n", rng.Intn(100)), "deep": []any{map[string]any{"token": 1, "ok": true}}}
 		case 8:
 			return "bad \xff utf-8"
 		case 9:
@@ -106,21 +111,31 @@ func TestSavedStateIsTheState(t *testing.T) {
 			}
 		case 10:
 			what = "another rule"
-			switch rng.Intn(3) {
+			switch rng.Intn(5) {
 			case 0:
 				c.Redact = nil
 			case 1:
 				c.Redact = func(key string) bool { return key == "notes" }
 			case 2:
 				c.Redact = func(key string) bool { return IsSecretKey(key) || key == "x" }
+			case 3, 4:
+				c.Redact = ruleNaming([]string{"name", "k", "ok"}[rng.Intn(3)])
 			}
 		}
-		got := string(c.savedState(newSanitizer(c.Redact)))
-		want := string(c.stateJSON(newSanitizer(c.Redact)))
+		got := string(c.savedState(c.sanitizer()))
+		want := string(c.stateJSON(c.sanitizer()))
 		if got != want {
 			t.Fatalf("step %d (%s of %s): the state written from the cache is\n%s\nwant\n%s", step, what, k, got, want)
 		}
 	}
+}
+
+// ruleNaming returns a rule naming key: every call gives a closure of one
+// function, with one code pointer.
+//
+//go:noinline
+func ruleNaming(key string) func(string) bool {
+	return func(k string) bool { return k == key || IsSecretKey(k) }
 }
 
 // Every change of a cached value is seen, however small: -0 for 0 in a

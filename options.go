@@ -12,6 +12,12 @@ import (
 // Options set a configuration that NewContext applies once, after all of
 // them, so their order does not matter except between two options that set
 // the same thing, where the later wins (WithMessages adds up).
+//
+// A session loaded from a store ([Load], [LoadByName], [Resume]) takes of
+// them what no store keeps: the runtime fields ([WithStream],
+// [WithCancellationCheck], [WithCallbacks], [WithNotify], [WithObserver],
+// [WithApprovalHandler], [WithLogger], [WithRedaction]) and the deps of
+// [WithDeps], merged over the stored ones.
 type Option func(*options)
 
 // options is the configuration the options of one NewContext call set.
@@ -126,32 +132,20 @@ func WithRedaction(rule func(key string) bool) Option {
 // NeedsResponse true, iteration 0, at most 10 iterations and StartedAt now,
 // in UTC, changed by opts. Its log has a new ID.
 func NewContext(opts ...Option) *Context {
-	o := options{needsResponse: true, maxIterations: 10}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := resolve(options{needsResponse: true, maxIterations: 10}, opts)
 	c := &Context{
-		SystemPrompt:      o.systemPrompt,
-		Deps:              jsonx.CloneMap(o.deps),
-		Usage:             o.usage,
-		NeedsResponse:     o.needsResponse,
-		Iteration:         o.iteration,
-		MaxIterations:     o.maxIterations,
-		AgentName:         o.agentName,
-		StartedAt:         now(),
-		Stream:            o.stream,
-		CancellationCheck: o.cancellationCheck,
-		Callbacks:         maps.Clone(o.callbacks),
-		Notify:            o.notify,
-		Observer:          o.observer,
-		ApprovalHandler:   o.approvalHandler,
-		Logger:            o.logger,
-		Redact:            o.redact,
-		log:               eventLog{id: newLogID(), name: o.logName, labels: cloneLabels(o.logLabels)},
-		persist:           newPersistence(),
+		SystemPrompt:  o.systemPrompt,
+		Deps:          jsonx.CloneMap(o.deps),
+		Usage:         o.usage,
+		NeedsResponse: o.needsResponse,
+		Iteration:     o.iteration,
+		MaxIterations: o.maxIterations,
+		AgentName:     o.agentName,
+		StartedAt:     now(),
+		log:           eventLog{id: newLogID(), name: o.logName, labels: cloneLabels(o.logLabels)},
+		persist:       newPersistence(),
 	}
+	o.setRuntime(c)
 	if c.Deps == nil {
 		c.Deps = map[string]any{}
 	}
@@ -164,6 +158,28 @@ func NewContext(opts ...Option) *Context {
 	}
 	c.NeedsResponse = o.needsResponse // appendMessage set it
 	return c
+}
+
+// resolve returns o changed by opts, in order.
+func resolve(o options, opts []Option) options {
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
+// setRuntime sets c's runtime fields, those no store keeps, as o says.
+func (o *options) setRuntime(c *Context) {
+	c.Stream = o.stream
+	c.CancellationCheck = o.cancellationCheck
+	c.Callbacks = maps.Clone(o.callbacks)
+	c.Notify = o.notify
+	c.Observer = o.observer
+	c.ApprovalHandler = o.approvalHandler
+	c.Logger = o.logger
+	c.Redact = o.redact
 }
 
 // FromRunContext returns a new context changed by opts, with a copy of rc's

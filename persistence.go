@@ -1,6 +1,12 @@
 package nous
 
-import "github.com/google/uuid"
+import (
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/nous-go/nous/internal/jsonx"
+)
 
 // persistence is what a context keeps for writing itself out: what it
 // knows of the store it was last loaded, saved or refreshed with, what its
@@ -15,10 +21,46 @@ type persistence struct {
 	// to write again those that did not change; nil until a save.
 	depsCache *depsCache
 	warned    *warnedPaths // the paths of dropped values its warnings named
+	masks     *maskCache   // the masker of the deps' secret values last made
 }
 
 // newPersistence returns the persistence of a context never saved.
-func newPersistence() persistence { return persistence{warned: new(warnedPaths)} }
+func newPersistence() persistence {
+	return persistence{warned: new(warnedPaths), masks: new(maskCache)}
+}
+
+// sanitizer returns the sanitizer c is written with: it redacts by c's
+// rule and masks the secret values of c's deps, those under the keys the
+// rule names, at any depth ([jsonx.CollectSecrets]), wherever they occur.
+// Finding them costs a walk of the deps.
+func (c *Context) sanitizer() *sanitizer {
+	s := newSanitizer(c.Redact)
+	s.Mask = c.persist.masker(jsonx.CollectSecrets(nil, c.Deps, s.Rule))
+	return s
+}
+
+// masker returns the masker of secrets: the one p made last when it masks
+// the same, so that a save whose secrets did not change makes none.
+func (p *persistence) masker(secrets []string) *jsonx.Masker {
+	mc := p.masks
+	if mc == nil { // the zero Context
+		return jsonx.NewMasker(secrets)
+	}
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if !mc.m.Masks(secrets) {
+		mc.m = jsonx.NewMasker(secrets)
+	}
+	return mc.m
+}
+
+// maskCache keeps the masker a context last wrote itself with, for the
+// next write of the same secrets. It is safe for concurrent use, as
+// Serialize of an idle context is.
+type maskCache struct {
+	mu sync.Mutex
+	m  *jsonx.Masker
+}
 
 // syncPoint is what a context remembers of the store it was last loaded,
 // saved or refreshed with.
@@ -36,11 +78,12 @@ type syncPoint struct {
 }
 
 // attempt is a batch a save sent whose outcome it never learnt: the head
-// it would give the log, and the state it held. Its events are c's, up to
-// that head; the last names it.
+// it would give the log, the state it held, and the secrets it masked.
+// Its events are c's, up to that head; the last names it.
 type attempt struct {
 	head  int64
 	state []byte
+	mask  *jsonx.Masker
 }
 
 // maxAttempts bounds the batches a context remembers of the saves that
@@ -55,13 +98,22 @@ const maxAttempts = 16
 // state's size. It holds values of the JSON types only (maps of string
 // keys, lists, strings, numbers, booleans, nil), which it compares with
 // the deps' values; a value of any other type is encoded at every save.
+//
+// An entry holds no key the redaction rule names (a value with one is
+// written otherwise than it is, and is never found unchanged) as long as
+// the rule says so of its keys: a save asks the rule of them again, unless
+// both it and the cache go by the default rule, which never changes its
+// mind. The JSON is masked by mask: another set of secrets starts the
+// cache over.
 type depsCache struct {
-	rule    uintptr // the redaction rule the entries were written by
-	entries map[string]*depsEntry
+	byDefault bool          // whether the entries were checked by the default rule, IsSecretKey
+	mask      *jsonx.Masker // the secrets masked in the entries' JSON
+	entries   map[string]*depsEntry
 }
 
 // depsEntry is a top-level value of the deps as a save wrote it.
 type depsEntry struct {
-	was  any    // a copy of the value written (sanitized)
-	json []byte // its JSON
+	was  any                 // a copy of the value written (sanitized)
+	json []byte              // its JSON
+	keys map[string]struct{} // the keys of the maps in was, at any depth; nil for none
 }

@@ -5,7 +5,19 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/nous-go/nous/internal/jsonx"
 )
+
+// MaskedSecret is what a written context holds in place of a secret value
+// of its deps wherever the value occurs: in a message, a tool call's
+// arguments, event data, the state. The values of the keys the redaction
+// rule names are secret, and so is everything nested under such a key.
+// A value shorter than 8 bytes is not masked: no service issues so short a
+// credential, and masking it would damage ordinary text (a word, a year)
+// in the stored conversation, and show where the value occurs. See
+// [Context.Serialize].
+const MaskedSecret = jsonx.Masked
 
 // IsSecretKey reports whether key names a credential. It is the rule
 // [Context.Serialize] and [Context.AppendEventJSON] redact deps and event

@@ -2,6 +2,8 @@ package nous_test
 
 import (
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,22 +97,30 @@ func TestRedactionOneRuleForDepsAndData(t *testing.T) {
 			d, err := nous.Deserialize(data)
 			require.NoError(t, err)
 
+			// The secrets' values are masked where the others hold them:
+			// "value-of-secret" in "value-of-secretary".
+			var secrets []string
+			for k, v := range values {
+				if tt.secret(k) {
+					secrets = append(secrets, v.(string))
+				}
+			}
+			slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+			var pairs []string
+			for _, s := range secrets {
+				pairs = append(pairs, s, nous.MaskedSecret)
+			}
+			mask := strings.NewReplacer(pairs...)
 			want := map[string]any{}
 			for k, v := range values {
 				if !tt.secret(k) {
-					want[k] = v
+					want[k] = mask.Replace(v.(string))
 				}
 			}
 			assert.Equal(t, want, d.Deps["top"])
 			assert.Equal(t, []any{want}, d.Deps["nested"].(map[string]any)["list"])
 			assert.Equal(t, want, d.Log().Events()[0].Data)
-
-			warnings := rec.Warnings()
-			require.Len(t, warnings, 1, "one line for everything dropped")
-			assert.Contains(t, warnings[0], "Serialize dropped values")
-			assert.Contains(t, warnings[0], "deps.top.api_key")
-			assert.Contains(t, warnings[0], "log.events[0].data.AuthTokens")
-			assert.NotContains(t, warnings[0], "value-of-", "values are never logged")
+			assert.Empty(t, rec.Warnings(), "redacting is the rule, not a warning")
 		})
 	}
 }

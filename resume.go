@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 )
 
 // Resume returns the session s keeps under name, and whether s held it:
@@ -18,15 +17,21 @@ import (
 //
 // A loaded session is the one stored: its system prompt, usage,
 // iteration, view, labels and deps are what was saved, whatever opts say
-// of them. Of opts it takes what the process supplies and no store keeps:
+// of them. Of opts it takes what the process supplies and no store keeps,
+// as [Load] takes them:
 //   - the runtime fields: [WithStream], [WithCancellationCheck],
-//     [WithCallbacks], [WithNotify], [WithApprovalHandler], [WithLogger]
-//     and [WithRedaction];
+//     [WithCallbacks], [WithNotify], [WithObserver],
+//     [WithApprovalHandler], [WithLogger] and [WithRedaction], set before
+//     the loaded state is recorded, so that a session that changed nothing
+//     has nothing to save under the caller's rule;
 //   - the deps of [WithDeps], merged over the stored ones as
 //     [Context.MergeDeps] merges: the secrets a save never writes and the
 //     handles (a client, a database) come back this way. Give WithDeps
 //     what the process supplies, not the state tools change, which a
 //     loaded session has as it was saved and WithDeps would overwrite.
+//
+// A session loaded again, after a conflict say, keeps its observers and
+// callbacks when the same opts are given again: keep them in one slice.
 //
 // The overlay is runtime state too: set it again with
 // [Context.SetSystemPromptOverlay]. A session saved between a model's
@@ -45,36 +50,22 @@ func Resume(ctx context.Context, s Store, name string, opts ...Option) (*Context
 	if name == "" {
 		return nil, false, fmt.Errorf("nous: resume: %w: a session is resumed by its name, and the name is empty", ErrInvalidName)
 	}
-	c, err := LoadByName(ctx, s, name)
+	c, err := LoadByName(ctx, s, name, opts...)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return NewContext(append(append([]Option(nil), opts...), WithLogName(name))...), false, nil
 	case err != nil:
 		return nil, false, err
 	}
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	c.Stream = o.stream
-	c.CancellationCheck = o.cancellationCheck
-	c.Callbacks = maps.Clone(o.callbacks)
-	c.Notify = o.notify
-	c.ApprovalHandler = o.approvalHandler
-	c.Logger = o.logger
-	c.Redact = o.redact
-	c.MergeDeps(o.deps)
 	return c, true, nil
 }
 
 // LoadByName loads the log s holds under name ([WithLogName]): [Load] of
-// the ID [Store.Lookup] finds. None is an error wrapping [ErrNotFound]; a
-// new session then starts with NewContext(WithLogName(name), ...), whose
-// first Save fails with [ErrConflict] if another process created the name
-// meanwhile (load it then).
-func LoadByName(ctx context.Context, s Store, name string) (*Context, error) {
+// the ID [Store.Lookup] finds, with opts. None is an error wrapping
+// [ErrNotFound]; a new session then starts with NewContext(WithLogName(name),
+// ...), whose first Save fails with [ErrConflict] if another process
+// created the name meanwhile (load it then).
+func LoadByName(ctx context.Context, s Store, name string, opts ...Option) (*Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
 	}
@@ -82,5 +73,5 @@ func LoadByName(ctx context.Context, s Store, name string) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
 	}
-	return Load(ctx, s, info.ID)
+	return Load(ctx, s, info.ID, opts...)
 }

@@ -1,6 +1,7 @@
 package nous
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,7 +25,7 @@ func encodableTime(t time.Time) bool {
 type sanitizer struct{ jsonx.Sanitizer }
 
 // newSanitizer returns a sanitizer that redacts by rule, or by IsSecretKey
-// when rule is nil.
+// when rule is nil, and masks no value.
 func newSanitizer(rule func(key string) bool) *sanitizer {
 	if rule == nil {
 		rule = IsSecretKey
@@ -32,9 +33,20 @@ func newSanitizer(rule func(key string) bool) *sanitizer {
 	return &sanitizer{jsonx.Sanitizer{Rule: rule}}
 }
 
+// text returns t with the secrets of s's mask masked.
+func (s *sanitizer) text(t string) string {
+	if s.Mask == nil {
+		return t
+	}
+	out, _ := s.Text(t)
+	return out
+}
+
 // message returns m, or a sanitized copy of it when something in it cannot
-// be written. Secrets are not dropped from messages: a message is what the
-// model saw, and provider data in it must come back unchanged.
+// be written, or holds a secret value of the mask. Secrets are not dropped
+// by key from messages: a message is what the model saw, and provider data
+// in it must come back unchanged; a secret value is masked in its text,
+// parts, tool calls and metadata.
 func (s *sanitizer) message(m *Message) *Message {
 	out := m
 	cp := func() {
@@ -47,6 +59,25 @@ func (s *sanitizer) message(m *Message) *Message {
 		s.Drop("created_at")
 		cp()
 		out.CreatedAt = time.Time{}
+	}
+	if s.Mask != nil {
+		if t, changed := s.Text(m.Content); changed {
+			cp()
+			out.Content = t
+		}
+		if t, changed := s.Text(m.ReasoningContent); changed {
+			cp()
+			out.ReasoningContent = t
+		}
+		for i := range m.Parts {
+			if t, changed := s.Text(m.Parts[i].Content); changed {
+				cp()
+				if &out.Parts[0] == &m.Parts[0] {
+					out.Parts = slices.Clone(m.Parts)
+				}
+				out.Parts[i].Content = t
+			}
+		}
 	}
 	for i := range m.Parts {
 		if m.Parts[i].Options == nil {
@@ -90,10 +121,16 @@ func (s *sanitizer) message(m *Message) *Message {
 }
 
 // toolCall returns tc as it may be written and whether that differs from
-// tc: without what its metadata cannot hold. Its arguments are written
-// whatever they are (see ToolCall).
+// tc: without what its metadata cannot hold, the mask's secrets masked in
+// its arguments and metadata. Its arguments are written whatever they are
+// (see ToolCall).
 func (s *sanitizer) toolCall(tc *ToolCall) (ToolCall, bool) {
 	out, changed := *tc, false
+	if s.Mask != nil && len(tc.Arguments) > 0 {
+		if t, c := s.Text(string(tc.Arguments)); c {
+			out.Arguments, changed = json.RawMessage(t), true
+		}
+	}
 	if tc.Metadata != nil {
 		s.Push(jsonx.Segment{Key: "metadata"})
 		md, c := s.Top(tc.Metadata)
@@ -136,9 +173,11 @@ func (s *sanitizer) event(e Event) Event {
 // eventData returns an event's data as it is persisted: without secrets,
 // but for a step's usage, which holds counts under keys ("input_tokens")
 // a rule that names every "token" would drop, so that a loaded log
-// counts what its steps cost, and the data of the events only this
-// package writes (a batch's keys, a call's start, an approval), whose
-// fields a rule that names "keys" or "reason" must not drop.
+// counts what its steps cost (and whose counts are never masked), and the
+// data of the events only this package writes (a batch's keys, a call's
+// start, an approval), whose fields a rule that names "keys" or "reason"
+// must not drop; an approval's arguments and reason, what its decider
+// said, have the mask's secrets masked.
 func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
 	if ops, ok := data[DataOps].([]any); ok && t == EventDepsUpdate {
 		return s.depsOps(ops)
@@ -147,7 +186,7 @@ func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
 		return data
 	}
 	if (t == EventToolStart || t == EventApprovalRequest || t == EventApprovalDecision) && checkTurnEvent(t, data) == nil {
-		return data
+		return s.turnData(data)
 	}
 	usage, ok := data[DataUsage].(map[string]any)
 	if t != EventStepEnd || !ok {
@@ -162,7 +201,9 @@ func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
 	}
 	out, _ := s.redacted(rest)
 	s.Push(jsonx.Segment{Key: DataUsage})
+	s.KeepNumbers = true
 	kept, _ := s.Top(usage)
+	s.KeepNumbers = false
 	s.Pop()
 	if out == nil {
 		out = make(map[string]any, 1)
@@ -171,11 +212,39 @@ func (s *sanitizer) eventData(t EventType, data map[string]any) map[string]any {
 	return out
 }
 
+// turnData returns the data of a call's start or an approval as it is
+// persisted: its free text (the arguments an approval gives, its reason,
+// who decided, the runner) with the mask's secrets masked; arguments that
+// were JSON stay JSON. The call's ID and digest, which bind it, are kept.
+func (s *sanitizer) turnData(data map[string]any) map[string]any {
+	if s.Mask == nil {
+		return data
+	}
+	var out map[string]any
+	for _, k := range []string{DataArguments, DataReason, DataBy, DataOwner} {
+		str, ok := data[k].(string)
+		if !ok {
+			continue
+		}
+		if t, changed := s.Text(str); changed {
+			if out == nil {
+				out = maps.Clone(data)
+			}
+			out[k] = t
+		}
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}
+
 // depsOps returns a deps_update event's data, its operations ops, as it is
 // persisted: the operations' own fields kept whatever the rule says of
 // their names ("key", "value"), an operation on a key the rule names
 // dropped, as the deps drop the key, and each value without secrets at
-// any depth, nor what JSON cannot hold, as deps are written.
+// any depth, nor what JSON cannot hold, as deps are written. A dropped
+// secret is not warned of: a secret is kept in deps, as documented.
 func (s *sanitizer) depsOps(ops []any) map[string]any {
 	s.Redacting = true
 	defer func() { s.Redacting = false }()
@@ -185,8 +254,7 @@ func (s *sanitizer) depsOps(ops []any) map[string]any {
 	for i, item := range ops {
 		op, ok := item.(map[string]any)
 		key, _ := op["key"].(string)
-		if ok && s.Rule(key) {
-			s.Secrets = append(s.Secrets, s.Where(fmt.Sprintf("[%d]", i)))
+		if ok && (s.Rule(key) || s.Mask != nil && s.masksKey(key)) {
 			continue
 		}
 		if v, has := op["value"]; ok && has {
@@ -209,7 +277,8 @@ func (s *sanitizer) depsOps(ops []any) map[string]any {
 }
 
 // deps returns the deps as they are persisted: without secrets and without
-// what JSON cannot hold; an empty map for none.
+// what JSON cannot hold, the mask's secrets masked; an empty map for
+// none.
 func (s *sanitizer) deps(deps map[string]any) map[string]any {
 	s.Root(jsonx.Segment{Key: "deps"})
 	out, _ := s.redacted(deps)
@@ -224,6 +293,13 @@ func (s *sanitizer) redacted(m map[string]any) (map[string]any, bool) {
 	s.Redacting = true
 	defer func() { s.Redacting = false }()
 	return s.Top(m)
+}
+
+// masksKey reports whether the key k holds a secret of the mask, and is
+// dropped with its value.
+func (s *sanitizer) masksKey(k string) bool {
+	_, secret := s.Mask.String(k)
+	return secret
 }
 
 // toolCalls returns the context's tool calls as they are persisted: a copy

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/nous-go/nous/internal/jsonx"
 )
 
 // Save stores what changed in c since it was last loaded, saved or
@@ -109,7 +111,7 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	if err != nil {
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
-	san := newSanitizer(c.Redact)
+	san := c.sanitizer()
 	state := c.savedState(san)
 	if c.log.len() == sp.head && len(ops) == 0 && bytes.Equal(state, sp.state) && sameStore(s, sp.store) && len(sp.attempts) == 0 {
 		// Only on the handle c last used: another may lack the log; nor
@@ -156,13 +158,13 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 		if len(sp.attempts) == maxAttempts {
 			sp.attempts = slices.Delete(sp.attempts, 0, 1)
 		}
-		sp.attempts = append(sp.attempts, attempt{head: head, state: state})
+		sp.attempts = append(sp.attempts, attempt{head: head, state: state, mask: san.Mask})
 		return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
 	}
 	c.undo(&undo)
 	if errors.Is(err, ErrConflict) && !retried && len(sp.attempts) > 0 {
 		if st, rerr := s.Read(ctx, c.log.id, sp.head); rerr == nil {
-			if at, ok := c.takeLanded(s, &st, events); ok {
+			if at, ok := c.takeLanded(s, &st, events, san.Mask); ok {
 				if st.Info.Head == at {
 					return c.save(ctx, s, true) // what came after the batch that landed
 				}
@@ -221,8 +223,10 @@ func (c *Context) markSynced(s Store, info *LogInfo, state []byte) {
 // takes it as saved, the state as the attempt sent it, and takeLanded
 // returns its head. Of attempts that all match (a later one sent an
 // earlier one's events again, and more), the longest is the one that
-// landed: the others' batch events are in it.
-func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (int64, bool) {
+// landed: the others' batch events are in it. mine were masked by mask;
+// an attempt that masked other secrets (the deps changed since) is
+// compared with its events masked as it sent them.
+func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage, mask *jsonx.Masker) (int64, bool) {
 	sp := &c.persist.synced
 	if st.Info.Incarnation != sp.incarnation {
 		return 0, false
@@ -233,7 +237,16 @@ func (c *Context) takeLanded(s Store, st *Stored, mine []json.RawMessage) (int64
 		if n <= 0 || n > int64(len(mine)) || n > int64(len(st.Events)) || found >= 0 && a.head <= sp.attempts[found].head {
 			continue
 		}
-		if slices.EqualFunc(st.Events[:n], mine[:n], func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
+		sent := mine
+		if !a.mask.Same(mask) {
+			san := newSanitizer(c.Redact)
+			san.Mask = a.mask
+			var err error
+			if sent, err = c.encodeEvents(san, sp.head, a.head); err != nil {
+				continue // a bug, as in Serialize
+			}
+		}
+		if slices.EqualFunc(st.Events[:n], sent[:n], func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
 			found = i
 		}
 	}
@@ -311,15 +324,26 @@ func (d *document) stateJSON() []byte {
 
 // Load returns the context stored in s under id, as Deserialize(Serialize())
 // would have returned it at its last save: the same log, view, ID and
-// parent, and the same state. The overlay and the runtime fields are not
-// stored: they are unset. A log s does not hold is an error wrapping
-// [ErrNotFound]; stored data that does not read back, one wrapping
-// [ErrCorrupt] that names the log and the place.
+// parent, and the same state. The overlay is not stored: it is unset. A
+// log s does not hold is an error wrapping [ErrNotFound]; stored data that
+// does not read back, one wrapping [ErrCorrupt] that names the log and the
+// place.
+//
+// Of opts, Load takes what no store keeps (see [Option]): the runtime
+// fields, unset without them, and the deps of [WithDeps], merged over the
+// stored ones as [Context.MergeDeps] merges, which is how a secret a save
+// never wrote, or a client handle, comes back. The runtime fields are set
+// before Load records the state it read: under the rule of
+// [WithRedaction], a session that changed nothing has nothing to save, and
+// its Refresh takes another writer's turns. The deps are merged after: a
+// value the store holds otherwise is a change, which the next Save stores.
+// The options that make a new context (a system prompt, messages, ...)
+// are ignored: a loaded session is the one stored.
 //
 // A log an earlier version of this package stored kept its tool calls
 // apart from its events; Load records them as tool_call events at the end
 // of the log, which the next Save stores.
-func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
+func Load(ctx context.Context, s Store, id uuid.UUID, opts ...Option) (*Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
 	}
@@ -346,10 +370,13 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 		return nil, corrupt(info.ID, "state", err)
 	}
 	c.rederive()
+	o := resolve(options{}, opts)
+	o.setRuntime(c)
 	// The state as this package writes it, which a stored document read
 	// back may not be byte for byte (1.50 is written 1.5): so that an
 	// unchanged context is seen as unchanged.
-	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
+	c.markSynced(s, &info, c.savedState(c.sanitizer()))
+	c.MergeDeps(o.deps)
 	return c, nil
 }
 
@@ -363,7 +390,10 @@ func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
 // has and c has unsaved changes (events, or state that differs from what it
 // last saved or loaded), it returns an error wrapping [ErrConflict] and c is
 // unchanged: c's changes and the stored ones cannot both be kept; [Load] the
-// log and redo them.
+// log and redo them. A context never saved nor loaded (a new one, say,
+// which [Resume] just made) whose log s does not hold has nothing to take:
+// Refresh returns nil. One whose log was deleted since it saw it gets an
+// error wrapping [ErrNotFound].
 func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("nous: refresh: %w", err)
@@ -374,6 +404,9 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	}
 	sp := &c.persist.synced
 	st, err := s.Read(ctx, c.log.id, sp.head)
+	if errors.Is(err, ErrNotFound) && sp.store == nil {
+		return nil // never stored: nothing to pull
+	}
 	if err != nil {
 		return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err)
 	}
@@ -384,14 +417,14 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if info.Head == sp.head {
 		return nil
 	}
-	san := newSanitizer(c.Redact)
+	san := c.sanitizer()
 	if len(sp.attempts) > 0 { // a batch of c's may be among those stored: then it is c's
 		mine, err := c.encodeEvents(san, sp.head, c.log.len())
 		if err != nil {
 			return fmt.Errorf("nous: refresh log %s: %w", c.log.id, err) // a bug, as in Serialize
 		}
 		from := sp.head
-		if _, ok := c.takeLanded(s, &st, mine); ok {
+		if _, ok := c.takeLanded(s, &st, mine, san.Mask); ok {
 			st.Events = st.Events[sp.head-from:]
 		}
 	}
@@ -402,7 +435,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err != nil {
 		return err
 	}
-	mine := c.state(newSanitizer(c.Redact)) // c's deps as it writes them, for refreshedDeps
+	mine := c.state(c.sanitizer()) // c's deps as it writes them, for refreshedDeps
 	d, err := decodeState(&st)
 	if err != nil {
 		return err
@@ -444,25 +477,61 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	d.Deps = c.refreshedDeps(d.Deps, mine.Deps)
 	c.setState(&d)
 	c.rederive()
-	c.markSynced(s, &info, c.savedState(newSanitizer(c.Redact)))
+	c.markSynced(s, &info, c.savedState(c.sanitizer()))
 	return nil
 }
 
 // refreshedDeps returns the deps c takes from a refresh, stored being the
-// deps the store holds now and written c's deps as it writes them: those
-// stored, but for each top-level key of c's that the store never held
-// (dropped when c saved: a secret, a value JSON cannot hold) or holds as c
-// wrote it, c's own value.
+// deps the store holds now, which the refresh owns and which are changed
+// in place, and written c's deps as it writes them: those stored, with c's
+// own value where the store holds it as c wrote it, and what c has that
+// the store never held (dropped when c saved: a secret, a value JSON
+// cannot hold) kept, at every depth.
 func (c *Context) refreshedDeps(stored, written map[string]any) map[string]any {
-	for k, v := range c.Deps {
-		w, wasWritten := written[k]
-		s, isStored := stored[k]
-		if !wasWritten && !isStored || wasWritten && isStored && sameJSON(w, s) {
-			if stored == nil {
-				stored = map[string]any{}
-			}
-			stored[k] = v
+	if stored == nil {
+		stored = map[string]any{}
+	}
+	return keptDeps(c.Deps, written, stored).(map[string]any)
+}
+
+// keptDeps returns what a refresh makes of c's value mine, which c wrote
+// as written, where the store holds stored: mine when the store holds it
+// as c wrote it; else stored, and when mine and stored are both maps (or
+// lists of one length), stored with each key (element) of mine the store
+// never held put back, and each it holds kept by the same rule. stored is
+// changed in place.
+func keptDeps(mine, written, stored any) any {
+	if sameJSON(written, stored) {
+		return mine
+	}
+	switch m := mine.(type) {
+	case map[string]any:
+		s, okS := stored.(map[string]any)
+		w, okW := written.(map[string]any)
+		if !okS || !okW || s == nil {
+			return stored
 		}
+		for k, v := range m {
+			wv, inW := w[k]
+			sv, inS := s[k]
+			switch {
+			case !inW && !inS:
+				s[k] = v
+			case inW && inS:
+				s[k] = keptDeps(v, wv, sv)
+			}
+		}
+		return s
+	case []any:
+		s, okS := stored.([]any)
+		w, okW := written.([]any)
+		if !okS || !okW || len(m) != len(s) || len(m) != len(w) {
+			return stored
+		}
+		for i := range m {
+			s[i] = keptDeps(m[i], w[i], s[i])
+		}
+		return s
 	}
 	return stored
 }

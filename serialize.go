@@ -37,7 +37,7 @@ func (c *Context) Serialize() ([]byte, error) {
 	if err := c.recordToolCalls(true); err != nil {
 		return nil, fmt.Errorf("nous: serialize: %w", err)
 	}
-	s := newSanitizer(c.Redact)
+	s := c.sanitizer()
 	d := c.document(s)
 	c.warnDropped(s, "Serialize")
 	var buf bytes.Buffer
@@ -83,13 +83,13 @@ func (c *Context) state(s *sanitizer) document {
 func (c *Context) stateWithoutDeps(s *sanitizer) document {
 	return document{
 		Version:       FormatVersion,
-		SystemPrompt:  c.SystemPrompt,
+		SystemPrompt:  s.text(c.SystemPrompt),
 		Usage:         c.Usage,
 		NeedsResponse: c.NeedsResponse,
 		Iteration:     c.Iteration,
 		MaxIterations: c.MaxIterations,
 		StartedAt:     s.startedAt(c.StartedAt),
-		AgentName:     c.AgentName,
+		AgentName:     s.text(c.AgentName),
 	}
 }
 
@@ -108,7 +108,7 @@ func (c *Context) AppendEventJSON(dst []byte, seq int64) ([]byte, error) {
 	if seq < 1 || seq > c.log.len() {
 		return dst, fmt.Errorf("nous: event %d of a log of %d: %w", seq, c.log.len(), ErrOutOfRange)
 	}
-	s := newSanitizer(c.Redact)
+	s := c.sanitizer()
 	e := s.event(c.log.shared(seq))
 	c.warnDropped(s, "AppendEventJSON")
 	buf := bytes.NewBuffer(dst)

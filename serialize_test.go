@@ -142,12 +142,12 @@ func TestSerializeRedaction(t *testing.T) {
 			data, err := c.Serialize()
 			require.NoError(t, err)
 			s := string(data)
-			assert.NotContains(t, strings.ReplaceAll(s, secret+"-in-list-is-a-value", ""), secret)
+			assert.NotContains(t, s, secret)
 			assert.NotContains(t, s, `"`+k+`"`)
 			assert.NotContains(t, s, `"password"`)
 			assert.Contains(t, s, `"keep":"visible"`)
 			assert.Contains(t, s, `"x-request-id":"r1"`)
-			assert.Contains(t, s, secret+"-in-list-is-a-value", "values are not keys")
+			assert.Contains(t, s, nous.MaskedSecret+"-in-list-is-a-value", "a secret's value is masked where it occurs")
 
 			assert.Equal(t, liveDeps, c.ToRunContext().Deps, "the live deps changed")
 			assert.Equal(t, liveEvents, c.Log().Events(), "the live log changed")
@@ -230,7 +230,7 @@ func TestSerializeUnencodable(t *testing.T) {
 		"log.events[2].message.tool_calls[0].metadata.f", "log.events[3].call.metadata.f", "tool_calls[0].metadata.f", "started_at"} {
 		assert.Contains(t, warnings[0], k)
 	}
-	assert.Contains(t, warnings[0], "secrets=[deps.secret2]")
+	assert.NotContains(t, warnings[0], "secret2", "a secret kept in deps is not warned of")
 	assert.NotContains(t, warnings[0], "keep")
 
 	assert.Len(t, c.Deps, depsBefore, "the context keeps its values")

@@ -6,29 +6,21 @@ import (
 )
 
 // warnDropped warns, in one line on the context's logger, of the values s
-// dropped for the method op: the paths of the secrets and of the values
-// JSON cannot hold, never the values. A path the context named before is
-// not named again: a credential kept in deps, as documented, gives one
-// warning, not one per save.
+// dropped for the method op because JSON cannot hold them: their paths,
+// never the values. A path the context named before is not named again: a
+// handle kept in deps gives one warning, not one per save. Secrets are
+// not warned of: dropping a key the rule names, and masking a secret
+// value, is what the documentation promises.
 func (c *Context) warnDropped(s *sanitizer, op string) {
-	if len(s.Secrets) == 0 && len(s.Dropped) == 0 {
+	if len(s.Dropped) == 0 {
 		return
 	}
 	if c.persist.warned == nil { // the zero Context
 		c.persist.warned = new(warnedPaths)
 	}
-	var attrs []any
-	for _, kind := range []struct {
-		name  string
-		paths []string
-	}{{"secrets", s.Secrets}, {"unencodable", s.Dropped}} {
-		if paths := c.persist.warned.fresh(kind.paths); len(paths) > 0 {
-			slices.Sort(paths)
-			attrs = append(attrs, kind.name, paths)
-		}
-	}
-	if len(attrs) > 0 {
-		c.logger().Warn("nous: "+op+" dropped values", attrs...)
+	if paths := c.persist.warned.fresh(s.Dropped); len(paths) > 0 {
+		slices.Sort(paths)
+		c.logger().Warn("nous: "+op+" dropped values", "unencodable", paths)
 	}
 }
 

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -21,17 +22,23 @@ type Segment struct {
 
 // Sanitizer finds what JSON cannot hold, and secrets, in values of the
 // JSON types (and others encoding/json writes), and makes copies without
-// them, recording the path of each value it drops. It never modifies a
-// value it is given: a map or list with something to drop is copied,
-// shallowly, along the path to it.
+// them, recording the path of each value JSON cannot hold it drops. It
+// never modifies a value it is given: a map or list with something to drop
+// is copied, shallowly, along the path to it.
+//
+// With a Mask, it also masks the secret values the mask knows wherever
+// they are: in every string, and in place of a number that is one (a
+// string then), unless KeepNumbers; a key holding one is dropped with its
+// value.
 type Sanitizer struct {
-	Rule      func(key string) bool // the keys that name secrets
-	Redacting bool                  // whether Rule applies where the sanitizer is
-	Stack     []uintptr             // the maps and lists on the path, to find cycles
-	Dropped   []string              // the paths of the values JSON cannot hold
-	Secrets   []string              // the paths of the secrets redacted
-	path      []Segment             // where the value being checked is
-	scratch   strings.Builder
+	Rule        func(key string) bool // the keys that name secrets
+	Redacting   bool                  // whether Rule applies where the sanitizer is
+	Mask        *Masker               // the secret values masked; nil for none
+	KeepNumbers bool                  // whether numbers are left unmasked where the sanitizer is
+	Stack       []uintptr             // the maps and lists on the path, to find cycles
+	Dropped     []string              // the paths of the values JSON cannot hold
+	path        []Segment             // where the value being checked is
+	scratch     strings.Builder
 }
 
 // Root starts the path over at seg.
@@ -44,8 +51,37 @@ func (s *Sanitizer) Push(seg Segment) { s.path = append(s.path, seg) }
 func (s *Sanitizer) Pop() { s.path = s.path[:len(s.path)-1] }
 
 // Drop records that the value at the current path, followed by key when it
-// is not empty, is dropped.
-func (s *Sanitizer) Drop(key string) { s.Dropped = append(s.Dropped, s.Where(key)) }
+// is not empty, is dropped. The path is masked: a key may hold a secret.
+func (s *Sanitizer) Drop(key string) {
+	p, _ := s.Mask.String(s.Where(key))
+	s.Dropped = append(s.Dropped, p)
+}
+
+// Text returns str with the secrets of the mask masked, and whether it
+// masked any. A string that holds a JSON object or array stays JSON: when
+// masking its text would break it (a secret's raw form across an escape,
+// say), its values are masked instead and it is written again.
+func (s *Sanitizer) Text(str string) (string, bool) {
+	out, changed := s.Mask.String(str)
+	if t := strings.TrimLeft(str, " \t\r\n"); !changed || t == "" || t[0] != '{' && t[0] != '[' ||
+		json.Valid([]byte(out)) || !json.Valid([]byte(str)) {
+		return out, changed
+	}
+	v, err := Decode([]byte(str))
+	if err == nil && Depth([]byte(str)) <= MaxDepth {
+		sub := Sanitizer{Mask: s.Mask}
+		if nv, keep, _ := sub.Value(v, 1); keep {
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(nv) == nil {
+				return strings.TrimSuffix(b.String(), "\n"), true
+			}
+		}
+	}
+	q, _ := json.Marshal(Masked) // JSON, and none of str
+	return string(q), true
+}
 
 // Where returns the current path, followed by key when it is not empty.
 func (s *Sanitizer) Where(key string) string {
@@ -80,17 +116,24 @@ func (s *Sanitizer) Where(key string) string {
 // whether the returned value differs from v.
 func (s *Sanitizer) Value(v any, depth int) (out any, keep, changed bool) {
 	switch x := v.(type) {
-	case nil, bool, string, int, int8, int16, int32, int64,
-		uint, uint8, uint16, uint32, uint64, uintptr:
+	case string:
+		if s.Mask != nil {
+			out, changed := s.Text(x)
+			return out, true, changed
+		}
 		return v, true, false
+	case nil, bool:
+		return v, true, false
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
+		return s.number(v, true)
 	case float64:
-		return v, !math.IsNaN(x) && !math.IsInf(x, 0), false
-	case json.Number:
-		_, err := json.Marshal(x) // it checks the number's syntax
-		return v, err == nil, false
+		return s.number(v, !math.IsNaN(x) && !math.IsInf(x, 0))
 	case float32:
 		f := float64(x)
-		return v, !math.IsNaN(f) && !math.IsInf(f, 0), false
+		return s.number(v, !math.IsNaN(f) && !math.IsInf(f, 0))
+	case json.Number:
+		_, err := json.Marshal(x) // it checks the number's syntax
+		return s.number(v, err == nil)
 	case map[string]any:
 		if x == nil {
 			return v, true, false
@@ -121,7 +164,12 @@ func (s *Sanitizer) Value(v any, depth int) (out any, keep, changed bool) {
 		return nil, false, false
 	}
 	if !s.Redacting {
-		return v, true, false
+		if s.Mask == nil {
+			return v, true, false
+		}
+		if _, secret := s.Mask.String(string(b)); !secret {
+			return v, true, false
+		}
 	}
 	g, err := Decode(b)
 	if err != nil {
@@ -129,6 +177,23 @@ func (s *Sanitizer) Value(v any, depth int) (out any, keep, changed bool) {
 	}
 	g, keep, _ = s.Value(g, depth)
 	return g, keep, true
+}
+
+// masks reports whether k holds a secret the mask knows.
+func (s *Sanitizer) masks(k string) bool {
+	_, secret := s.Mask.String(k)
+	return secret
+}
+
+// number returns v, a number that is written when ok, as Value does: the
+// marker in its place when it is a secret.
+func (s *Sanitizer) number(v any, ok bool) (out any, keep, changed bool) {
+	if ok && s.Mask.HasNumbers() && !s.KeepNumbers {
+		if t, _ := NumberText(v); s.Mask.Number(t) {
+			return Masked, true, true
+		}
+	}
+	return v, ok, false
 }
 
 // enter pushes the map or list at p on the path, and reports false, having
@@ -169,8 +234,7 @@ func (s *Sanitizer) mapValue(m map[string]any, depth int) (map[string]any, bool)
 			delete(out, k)
 			continue
 		}
-		if s.Redacting && s.Rule(k) {
-			s.Secrets = append(s.Secrets, s.Where(k))
+		if s.Redacting && s.Rule(k) || s.Mask != nil && s.masks(k) {
 			if out == nil {
 				out = maps.Clone(m)
 			}
