@@ -45,8 +45,10 @@ type ApprovalHandler func(call ToolCall) (ToolCall, bool)
 // an independent context. A Context must not be copied by value; use Clone.
 //
 // The exported fields are plain state the owner may read and set. The runtime
-// fields (Stream, CancellationCheck, Callbacks, Notify, ApprovalHandler,
-// Logger, Redact) are never serialized; a restored context has them unset.
+// fields (Stream, CancellationCheck, Callbacks, Notify, Observer,
+// ApprovalHandler, Logger, Redact) are never serialized: [Deserialize]
+// leaves them unset, and [Load], [LoadByName] and [Resume] set them from
+// their options, as [NewContext] does.
 //
 // Use [NewContext]. The zero Context works, but has no deps map until one is
 // needed, a MaxIterations of 0, so that [Context.MaxIterationsReached]
@@ -106,9 +108,10 @@ type Context struct {
 	// Logger receives the package's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// Redact, when set, replaces [IsSecretKey] as the rule that names the
-	// keys of deps and event data Serialize and AppendEventJSON never
-	// write. To add to the rule rather than replace it, call IsSecretKey
-	// from it.
+	// keys of deps and event data Serialize, AppendEventJSON and Save
+	// never write, and the deps' values they mask wherever they occur
+	// ([MaskedSecret]). To add to the rule rather than replace it, call
+	// IsSecretKey from it. Save asks it again of every key it writes.
 	Redact func(key string) bool
 
 	// lists holds, by deps key, the []any lists ContextUpdate.Apply made,

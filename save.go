@@ -62,8 +62,9 @@ import (
 // other writer's batches, c's turn kept once. Saving a log that was
 // deleted is an error wrapping [ErrNotFound]. Calls appended to ToolCalls
 // directly are recorded first, and an edited list is refused with
-// [ErrToolCallsEdited] (see [Context.AddToolCall]). Values JSON cannot
-// hold and secrets are dropped with a warning, as Serialize drops them.
+// [ErrToolCallsEdited] (see [Context.AddToolCall]). Secrets and values
+// JSON cannot hold are dropped, and the deps' secret values masked, as
+// Serialize drops and masks them.
 func (c *Context) Save(ctx context.Context, s Store) error {
 	return c.save(ctx, s, false)
 }

@@ -13,16 +13,28 @@ import (
 // readers of version 1.
 //
 // Never written: the runtime-only fields (CancellationCheck, Callbacks,
-// Notify, ApprovalHandler, Stream, Logger, Redact) and the system-prompt
-// overlay; secrets: the keys of deps and of event data, at any depth, that
-// [IsSecretKey] (or the context's Redact) names, so that "x-api-key" and
-// "refresh_tokens" are dropped but "max_tokens" is kept; and values JSON
-// cannot hold (functions, channels, complex or non-finite numbers, cycles,
-// nesting deeper than 1,000 levels, ...). Both are dropped with one warning
-// on the context's logger naming their paths, never their values, and never
-// an error. The context itself is not changed: it keeps every value.
-// Messages are not redacted: they are what the model saw, and the provider
-// data in them (signatures, token counts) must come back unchanged.
+// Notify, Observer, ApprovalHandler, Stream, Logger, Redact) and the
+// system-prompt overlay; secrets: the keys of deps and of event data, at
+// any depth, that [IsSecretKey] (or the context's Redact) names, so that
+// "x-api-key" and "refresh_tokens" are dropped but "max_tokens" is kept;
+// and values JSON cannot hold (functions, channels, complex or non-finite
+// numbers, cycles, nesting deeper than 1,000 levels, ...). Secrets are
+// dropped silently, as documented; values JSON cannot hold with one
+// warning on the context's logger naming their paths, never their values,
+// and never an error. The context itself is not changed: it keeps every
+// value. Messages are not redacted by key: they are what the model saw,
+// and the provider data in them (signatures, token counts) must come back
+// unchanged.
+//
+// The values of the secrets of the deps (everything under a key the rule
+// names) are masked wherever they occur in what is written: in a
+// message's text, parts, reasoning and metadata, a tool call's arguments,
+// a tool's result, event data, the system prompt and the other deps; each
+// stretch that holds one becomes [MaskedSecret], and a string that held a
+// JSON object or array stays JSON. A number that is a secret's becomes the
+// marker too, but for a step's usage counts. A value shorter than 8 bytes
+// is not masked (see MaskedSecret). Finding the secrets costs a walk of
+// the deps, and masking a scan of each string written.
 //
 // The tool calls are in the log, each in the tool_call event that recorded
 // it; the document's tool_calls is their projection for readers of version
@@ -96,8 +108,9 @@ func (c *Context) stateWithoutDeps(s *sanitizer) document {
 // AppendEventJSON appends to dst the persisted form of the event with the
 // given seq, and returns the extended buffer: its JSON exactly as
 // [Context.Serialize] writes it in the log's events, by the same rules.
-// Secrets in the event's data are dropped, and so are values JSON cannot
-// hold, with a warning on the context's logger naming them. A store, or
+// Secrets in the event's data are dropped, the deps' secret values masked
+// wherever they occur in it, and values JSON cannot hold dropped with a
+// warning on the context's logger naming them. A store, or
 // anything else that keeps events one by one, writes them with it: the
 // [Event]'s own JSON encoding writes whatever the event holds, secrets
 // included, and fails on a value such as a function.
