@@ -44,7 +44,10 @@ func (r *Runner) calls(ctx context.Context, s *turnState, pending []nous.Pending
 		return nil, r.awaitLease(ctx, s, p.leased)
 	}
 	lease := nous.Lease{Owner: r.ownerID()}
-	if r.Lease > 0 {
+	switch {
+	case r.Lease == 0:
+		lease.Until = time.Now().Add(time.Minute)
+	case r.Lease > 0:
 		lease.Until = time.Now().Add(r.Lease)
 	}
 	for _, call := range p.run {

@@ -44,8 +44,9 @@
 // backoff ([Backoff]) so the slower writer is not starved. A reply the
 // other writer made redundant is dropped (the model is called again only if
 // the log still needs a reply); results of tools that ran are recorded
-// again on the session as stored, never run again. Set [Runner.Lease]
-// above the longest tool's run when several processes may resume one
-// session at once: a call started under another runner's lease is left to
-// it until the lease ends.
+// again on the session as stored, never run again. A call started under
+// another runner's lease ([Runner.Lease], a minute unless set) is left to
+// it until the lease ends; a Run's messages wait until no call of the
+// session is without a result, so a message never comes between a call
+// and its result.
 package agent

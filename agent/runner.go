@@ -52,10 +52,12 @@ type Runner struct {
 	// view ([nous.Context.Compact]) saved with the model's reply.
 	Compact func(ctx context.Context, c *nous.Context) error
 	// Lease is how long a call this runner starts is taken as running
-	// here by other runners ([nous.Lease]): one that resumes the turn
-	// meanwhile leaves the call to this one, and waits. 0 is no lease: a
-	// call in doubt is for whoever resumes the turn first. Set it above
-	// the longest tool's run when several processes drive one session.
+	// here by other runners ([nous.Lease]): one that finds the call
+	// without a result meanwhile leaves it to this one and waits; once
+	// the lease is over (this runner died), the call is in doubt, for
+	// whoever resumes the turn. Set it above the longest tool's run. 0 is
+	// a minute; a negative Lease is none, for a session only one process
+	// ever drives: a call in doubt is then recovered at once.
 	Lease time.Duration
 	// Backoff spaces the tries after a conflict or a failed save.
 	Backoff Backoff
@@ -216,12 +218,22 @@ type turnState struct {
 	c     *nous.Context
 }
 
+// ErrAwaitingDecision reports a Run with messages on a session whose turn
+// waits for a decision on a call: a message then would come between the
+// call and its result. Decide ([Runner.Decide]), then Run again.
+var ErrAwaitingDecision = errors.New("agent: the session's turn waits for a decision")
+
 // input adds in's messages to s, saved under in.Key, unless a save of
-// that key is stored.
+// that key is stored. A turn of the session whose calls have no result
+// (another writer's, under way or stopped) is taken on first: a message
+// between a call and its result would break their pairing.
 func (r *Runner) input(ctx context.Context, s *turnState, in Input) error {
 	add := func(c *nous.Context) error {
-		if in.Key != "" && c.HasBatch(in.Key) {
+		switch {
+		case c.HasBatch(in.Key):
 			return nil
+		case len(c.Pending().Calls) > 0:
+			return errCallsFirst
 		}
 		if err := c.AddMessages(in.Messages...); err != nil {
 			return fmt.Errorf("agent: run %q: %w", s.name, err)
@@ -230,15 +242,32 @@ func (r *Runner) input(ctx context.Context, s *turnState, in Input) error {
 		c.SetBatchKey(in.Key)
 		return nil
 	}
-	if len(in.Messages) == 0 {
-		return nil
+	for len(in.Messages) > 0 {
+		err := add(s.c)
+		if err == nil && s.c.HasBatch(in.Key) {
+			return nil
+		}
+		if err == nil {
+			_, err = r.save(ctx, s, add)
+		}
+		if !errors.Is(err, errCallsFirst) {
+			return err
+		}
+		p := s.c.Pending() // s.c is the session as stored, without the messages
+		waiting, err := r.calls(ctx, s, p.Calls)
+		if err != nil {
+			return err
+		}
+		if len(waiting) > 0 {
+			return fmt.Errorf("agent: run %q: call %q: %w", s.name, waiting[0].Call.ID, ErrAwaitingDecision)
+		}
 	}
-	if err := add(s.c); err != nil {
-		return err
-	}
-	_, err := r.save(ctx, s, add)
-	return err
+	return nil
 }
+
+// errCallsFirst reports a session whose calls without a result come
+// before a turn's messages.
+var errCallsFirst = errors.New("the session's calls without a result come first")
 
 // Decide records d, a decision on a call of session's turn that waits for
 // one ([nous.Context.Decide]), from any process, after any restart: it

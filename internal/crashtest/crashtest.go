@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/agent"
@@ -101,6 +102,9 @@ func (ch *child) run(s nous.Store, session string) error {
 			c.Observer = func(e nous.Event) { ch.point("event " + string(e.Type)) }
 		},
 		Backoff: agent.Backoff{Tries: 8},
+		// The killed child's calls are taken as running there until its
+		// lease ends: short, so that its resumer waits a little only.
+		Lease: 50 * time.Millisecond,
 	}
 	turn, err := r.Run(ctx, session, agent.Input{Key: "turn", Messages: []nous.Message{nous.UserMessage("pay the bills")}})
 	for err == nil && len(turn.Waiting) > 0 {
