@@ -341,3 +341,37 @@ func checkAnswered(t *testing.T, view []nous.Message, n int) {
 		t.Fatalf("%d user messages stored, want %d; the last answered: %v", len(seen), n, !asked)
 	}
 }
+
+// A Run's messages never come between a call and its result: a session
+// whose turn has calls without a result (another writer's, stopped or
+// under way) has them run first, then the messages; one whose call waits
+// for a decision refuses them with ErrAwaitingDecision, adding nothing.
+func TestMessagesWaitForTheCalls(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.NewMemory()
+	var runs counter
+	crashed(t, s, "s", []nous.ToolCall{{ID: "w", Name: "weather", Arguments: args(map[string]string{"city": "Rome"})}})
+	r := &agent.Runner{Model: &fakeModel{reply: toolLoop()}, Tools: []agent.Tool{weather(t, &runs)}, Store: s}
+	turn, err := r.Run(ctx, "s", agent.Input{Messages: []nous.Message{nous.UserMessage("and now?")}})
+	must(t, err)
+	must(t, turn.Context.CheckToolPairing())
+	var roles []string
+	for _, m := range turn.Context.Messages() {
+		roles = append(roles, string(m.Role))
+	}
+	if got := strings.Join(roles, " "); got != "user assistant tool user assistant" || runs.get("w") != 1 {
+		t.Fatalf("roles %s, runs %v", got, runs.runs)
+	}
+	pay := weather(t, &runs)
+	pay.Approve = func(nous.ToolCall) bool { return true }
+	crashed(t, s, "t", []nous.ToolCall{{ID: "p", Name: "weather", Arguments: args(map[string]string{"city": "Oslo"})}})
+	r = &agent.Runner{Model: &fakeModel{reply: toolLoop()}, Tools: []agent.Tool{pay}, Store: s}
+	if _, err := r.Run(ctx, "t", agent.Input{Messages: []nous.Message{nous.UserMessage("and now?")}}); !errors.Is(err, agent.ErrAwaitingDecision) {
+		t.Fatalf("a message while a call waits for a decision: %v", err)
+	}
+	c, err := nous.LoadByName(ctx, s, "t")
+	must(t, err)
+	if last, _ := c.LastMessage(); last.Role != nous.RoleAssistant || len(c.Pending().Calls) != 1 || c.Pending().Calls[0].State != nous.CallAwaitingApproval {
+		t.Fatalf("the session after the refused messages: %+v", c.Pending())
+	}
+}
