@@ -159,3 +159,39 @@ func TestSecretValuesNeverReachDisk(t *testing.T) {
 	require.NoError(t, err, "the masked document reads back")
 	assert.Equal(t, msgs, again.Messages())
 }
+
+// BenchmarkSerializeMasked is Serialize of a conversation of 200 messages
+// (about 40 KB) without secrets in its deps and with three, one of which
+// the conversation repeats; ns/KB is per KB of the document, so that the
+// two give the masking's cost.
+func BenchmarkSerializeMasked(b *testing.B) {
+	for _, withSecrets := range []bool{false, true} {
+		deps := map[string]any{"region": "eu"}
+		if withSecrets {
+			deps = map[string]any{"region": "eu", "api_key": "sk-proj-4f9a8b7c6d5e4f3a2b1c",
+				"db": map[string]any{"password": `pa"ss\word-123`}, "pin_secret": 4815162342}
+		}
+		c := nous.NewContext(nous.WithDeps(deps))
+		for i := range 100 {
+			text := "The weather in Paris is sunny, 21 degrees; searching for flights: results 1-20 of 143, sorted by price."
+			if i%10 == 0 {
+				text += " The key is sk-proj-4f9a8b7c6d5e4f3a2b1c."
+			}
+			if err := c.AddMessages(nous.UserMessage(text), nous.AssistantMessage(text)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(map[bool]string{false: "secrets=0", true: "secrets=3"}[withSecrets], func(b *testing.B) {
+			var n int
+			b.ReportAllocs()
+			for b.Loop() {
+				doc, err := c.Serialize()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(doc)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(n)/1024), "ns/KB")
+		})
+	}
+}

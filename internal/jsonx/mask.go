@@ -30,6 +30,7 @@ type Masker struct {
 	heads    []uint64              // the first 8 bytes of each form, as head reads them
 	from     [257]int32            // pats[from[b]:from[b+1]] begin with the byte b
 	pairs    *[1 << 16 / 64]uint64 // the bits of the first two bytes of the forms
+	first    *[256]bool            // the first bytes of the forms
 	shortest int                   // the length of the shortest form
 	numbers  map[string]bool       // the secrets that are the text of a JSON number
 }
@@ -50,14 +51,18 @@ func NewMasker(secrets []string) *Masker {
 		}
 	}
 	slices.SortFunc(m.pats, func(a, b string) int {
-		if a[0] != b[0] {
+		switch {
+		case a[0] != b[0]:
 			return int(a[0]) - int(b[0])
+		case len(a) != len(b):
+			return len(b) - len(a)
 		}
-		return len(b) - len(a)
+		return strings.Compare(a, b)
 	})
 	m.pats = slices.Compact(m.pats)
-	m.pairs = new([1 << 16 / 64]uint64)
+	m.pairs, m.first = new([1 << 16 / 64]uint64), new([256]bool)
 	for _, p := range m.pats {
+		m.first[p[0]] = true
 		m.heads = append(m.heads, head(p, 0))
 		pair := uint(p[0])<<8 | uint(p[1])
 		m.pairs[pair/64] |= 1 << (pair % 64)
@@ -145,9 +150,12 @@ func (m *Masker) String(s string) (string, bool) {
 	}
 	var out []byte
 	copied, start, end := 0, 0, -1 // the stretch being masked is s[start:end]
-	pairs, last := m.pairs, len(s)-m.shortest
+	pairs, first, last := m.pairs, m.first, len(s)-m.shortest
 	for i := 0; i <= last; i++ {
 		// Most bytes begin no form: the first two bytes rule them out.
+		if !first[s[i]] {
+			continue
+		}
 		if pair := uint(s[i])<<8 | uint(s[i+1]); pairs[pair/64]&(1<<(pair%64)) == 0 {
 			continue
 		}
