@@ -1,42 +1,45 @@
-// Command quickstart is the agent to copy: a tool loop on OpenAI's Chat
-// Completions through openai-go, with parallel tool calls, compaction by
-// the model's own summary, and a session kept in a file store by name, so
-// that a second run resumes the first's. Its model is a local fake
-// (openaitest), so it runs with no network and no key; a real agent makes
-// its client with openai.NewClient() instead, and the rest stays as it is.
+// Command quickstart is the agent to copy: a weather agent on any of four
+// APIs (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini;
+// -api says which) through their SDKs, run by nous's runner: replies
+// streamed as they come (Ctrl-C stops the turn, and what streamed is
+// saved), tools run in parallel that update the session's deps, a call
+// that needs approval, compaction by the provider's own summary, tracing,
+// and a session kept in a file store by name, which two writers drive at
+// once and a second run resumes. Its models are local fakes, so it runs
+// with no network and no key; a real agent makes its client as the SDK
+// says (openai.NewClient(), ...) and the rest stays as it is.
 //
 // The agent is traced through OpenTelemetry's global tracer provider,
-// which records nothing until the application sets one: with -trace,
-// the run's spans (a turn, each model call, each tool call) are printed
-// to stdout as OpenTelemetry's stdout exporter writes them.
+// which records nothing until the application sets one: with -trace, the
+// run's spans are printed to stdout as OpenTelemetry's stdout exporter
+// writes them.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 
-	"github.com/openai/openai-go/v3"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/agent"
 	"github.com/nous-go/nous/filestore"
 	nousotel "github.com/nous-go/nous/otel"
-	nousopenai "github.com/nous-go/nous/provider/openai"
-	"github.com/nous-go/nous/provider/openai/openaitest"
 )
 
 func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "nous-quickstart"), "the file store's directory")
+	apiName := flag.String("api", "chat", "the API: chat, responses, anthropic or gemini")
 	trace := flag.Bool("trace", false, "print the run's OpenTelemetry spans to stdout")
 	flag.Parse()
 	if *trace {
@@ -48,9 +51,14 @@ func main() {
 		defer tp.Shutdown(context.Background())
 		otel.SetTracerProvider(tp)
 	}
-	model := openaitest.NewServerFunc(fakeModel)
-	defer model.Close()
-	if err := run(context.Background(), model.Client(), *dir, os.Stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C ends the turn; what streamed is saved
+	defer stop()
+	a, err := newAPI(*apiName)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.close()
+	if err := run(ctx, a, *dir, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -60,77 +68,92 @@ func main() {
 
 // budget is what the view may hold, in tokens, the summary's share
 // included. A real agent's is its model's context window less the reply,
-// with the default share; these are tiny, so that the second turn
-// compacts the first.
-const budget, summaryShare = 120, 40
+// with the default share; these are tiny, so that the first run compacts.
+const budget, summaryShare = 100, 30
 
-// run resumes the session, or starts it, and runs its turns, saving each.
-func run(ctx context.Context, client openai.Client, dir string, out io.Writer) error {
-	tools, err := nousopenai.ChatTools(weatherTool)
-	if err != nil {
-		return err
-	}
-	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_4Mini, Tools: tools}
-	summarizer := nousopenai.NewChatSummarizer(client, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_4Mini})
-	compact := []nous.CompactOption{nous.WithSummarizer(summarizer), nous.WithSummaryReserve(summaryShare)}
+// run runs the user's turns on the session "weather-demo", by two writers
+// at once (two runners, as two processes would be), each turn saved step
+// by step.
+func run(ctx context.Context, a api, dir string, out io.Writer) error {
 	store, err := filestore.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	c, resumed, err := nous.Resume(ctx, store, "weather-demo",
-		nous.WithSystemPrompt("You are a concise weather assistant."),
-		nous.WithDeps(map[string]any{"weather_api_key": os.Getenv("WEATHER_API_KEY")}))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "session %q: resumed %v, %d messages\n", c.Log().Name(), resumed, c.Len())
-	defer nousotel.NewTracer(nil, nousotel.WithAgentName("weather")).Observe(ctx, c)() // spans to the global provider
-
-	// turn adds the user's question and calls the model until it answers,
-	// running the tools it asks for, all at once.
-	turn := func(question string) error {
-		fmt.Fprintln(out, ">", question)
-		c.PatchDanglingToolCalls() // a run that died between a call and its result
-		if err := c.AddMessage(nous.UserMessage(question)); err != nil {
-			return err
-		}
-		for c.Iteration = 0; !c.MaxIterationsReached(); c.IncrementIteration() {
-			plan, err := c.Compact(ctx, budget, compact...)
-			if err != nil {
+	tracer := nousotel.NewTracer(nil, nousotel.WithAgentName("weather"))
+	var mu sync.Mutex // the two writers' output
+	runner := func(name string) *agent.Runner {
+		return &agent.Runner{Model: a.model, Tools: []agent.Tool{weatherTool}, Store: store, Stream: true,
+			Options: []nous.Option{nous.WithSystemPrompt("You are a concise weather assistant."),
+				nous.WithDeps(map[string]any{"weather_api_key": os.Getenv("WEATHER_API_KEY")})},
+			Setup: func(c *nous.Context) {
+				tracer.Observe(ctx, c) // on every context the runner loads: tracing survives reloads
+				c.ApprovalHandler = func(call nous.ToolCall) (nous.ToolCall, bool) { say(&mu, out, name, "approved", string(call.Arguments)); return call, true }
+			},
+			Compact: func(ctx context.Context, c *nous.Context) error {
+				_, err := c.Compact(ctx, budget, nous.WithSummarizer(a.summarizer), nous.WithSummaryReserve(summaryShare))
 				return err
-			}
-			reply, err := nousopenai.SendChat(ctx, client, params, c)
-			if err != nil {
-				return err
-			}
-			report(out, plan, reply)
-			if len(reply.ToolCalls) == 0 {
-				return nil
-			}
-			if err := c.RunToolCalls(ctx, reply.ToolCalls, getWeather); err != nil {
-				return err
-			}
-		}
-		return fmt.Errorf("no answer to %q after %d model calls", question, c.MaxIterations)
+			}}
 	}
-	for _, question := range questions(resumed) {
-		if err := turn(question); err != nil {
-			return err
-		}
-		if err := c.Save(ctx, store); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(out, "saved: %d events, %d requests, %d tokens; run again to resume\n", c.Log().Len(), c.Usage.Requests, c.Usage.TotalTokens)
-	return nil
+	return writers(ctx, out, &mu, store, runner)
 }
 
 // glue:end
 
-// weatherTool is the tool as the model sees it: its arguments' schema is
-// made from weatherArgs.
-var weatherTool = must(nous.NewTool("get_weather", "The current weather in a city.", weatherArgs{}))
+// writers runs the two writers' questions at once, each on a runner of its
+// own, and prints what each turn ended with. A second run has one more.
+func writers(ctx context.Context, out io.Writer, mu *sync.Mutex, store nous.Store, runner func(name string) *agent.Runner) error {
+	_, err := store.Lookup(ctx, "weather-demo")
+	resumed := err == nil
+	fmt.Fprintf(out, "session %q: resumed %v\n", "weather-demo", resumed)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for name, questions := range questions(resumed) {
+		r := runner(name)
+		wg.Go(func() {
+			for _, q := range questions {
+				turn, err := r.Run(ctx, "weather-demo", agent.Input{Key: name + ": " + q, Messages: []nous.Message{nous.UserMessage(q)}})
+				if err != nil {
+					errs <- fmt.Errorf("%s: %q: %w", name, q, err)
+					return
+				}
+				say(mu, out, name, "> "+q, turn.Reply.Text())
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// say prints one line of a writer's.
+func say(mu *sync.Mutex, out io.Writer, writer, what, text string) {
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Fprintf(out, "[%s] %s: %s\n", writer, what, text)
+}
+
+// questions are the user's, by writer: two of them, each with its own
+// questions, in a new session; one more question in a resumed one (the
+// store holds its file already).
+func questions(resumed bool) map[string][]string {
+	if resumed {
+		return map[string][]string{"alice": {"And in Lisbon?"}}
+	}
+	return map[string][]string{"alice": {"What's the weather in Paris and in Rome?"}, "bob": {"And in Oslo?"}}
+}
+
+// weatherTool is the tool as the model sees it, its arguments' schema made
+// from weatherArgs; a call for Oslo needs approval (its weather service
+// bills each call), which the context's ApprovalHandler gives at once.
+var weatherTool = func() agent.Tool {
+	t, err := agent.NewTool("get_weather", "The current weather in a city.", getWeather)
+	if err != nil {
+		panic(err)
+	}
+	t.Approve = func(call nous.ToolCall) bool { return strings.Contains(string(call.Arguments), "Oslo") }
+	return t
+}()
 
 type weatherArgs struct {
 	City string `json:"city" description:"The city's name, in English."`
@@ -139,90 +162,14 @@ type weatherArgs struct {
 // getWeather runs one call of get_weather, beside the turn's other calls:
 // it reads its snapshot of the context and returns its result and an
 // update, never touching the context itself.
-func getWeather(ctx context.Context, rc nous.RunContext) nous.ToolResult {
-	var args weatherArgs
-	if err := rc.Call.ParseArguments(&args); err != nil {
-		return nous.ToolResult{Err: err}
-	}
+func getWeather(_ context.Context, rc nous.RunContext, args weatherArgs) (string, nous.ContextUpdate, error) {
 	// A real tool calls its weather API here, with the key of
 	// rc.Deps["weather_api_key"], which the session's file never holds.
 	forecast, ok := forecasts[args.City]
 	if !ok {
-		return nous.ToolResult{Err: fmt.Errorf("no forecast for %q", args.City)}
+		return "", nous.ContextUpdate{}, fmt.Errorf("no forecast for %q", args.City)
 	}
-	return nous.ToolResult{
-		Content: args.City + ": " + forecast,
-		Update:  nous.NewContextUpdate().Append("cities_checked", args.City),
-	}
+	return args.City + ": " + forecast, nous.NewContextUpdate().Append("cities_checked", args.City), nil
 }
 
 var forecasts = map[string]string{"Paris": "18°C, sunny", "Rome": "24°C, clear", "Oslo": "-2°C, snow", "Lisbon": "21°C, windy"}
-
-// questions are the user's: two turns in a new session, one more in a
-// resumed one.
-func questions(resumed bool) []string {
-	if resumed {
-		return []string{"And in Lisbon?"}
-	}
-	return []string{"What's the weather in Paris and in Rome?", "And in Oslo?"}
-}
-
-// report prints what a model call did: the compaction before it, and the
-// reply.
-func report(out io.Writer, plan nous.CompactPlan, reply nous.Message) {
-	if len(plan.Dropped) > 0 {
-		fmt.Fprintf(out, "  (%d messages compacted into a summary)\n", len(plan.Dropped))
-	}
-	if len(reply.ToolCalls) > 0 {
-		fmt.Fprintf(out, "  model: calls %d tools at once\n", len(reply.ToolCalls))
-		return
-	}
-	fmt.Fprintf(out, "  model: %s\n", reply.Text())
-}
-
-// fakeModel plays the model from the request it is sent: a request with
-// no tools is the summarizer's, one that ends with tool results gets them
-// put in a sentence, and a question gets one call per city it names.
-func fakeModel(n int, request []byte) openaitest.Reply {
-	var req struct {
-		Tools    []json.RawMessage
-		Messages []struct {
-			Role    string
-			Content json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(request, &req); err != nil || len(req.Messages) == 0 {
-		return openaitest.Reply{Status: 400, Error: "the fake model cannot read this request"}
-	}
-	usage := nous.Usage{InputTokens: len(request) / 4, OutputTokens: 20}
-	if len(req.Tools) == 0 {
-		return openaitest.Reply{Text: "Summary: " + strings.Join(cities.FindAllString(string(request), -1), ", ") + " were looked up.", Usage: usage}
-	}
-	var results []string
-	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
-		var s string
-		json.Unmarshal(req.Messages[i].Content, &s)
-		results = append([]string{s}, results...)
-	}
-	if len(results) > 0 {
-		return openaitest.Reply{Text: strings.Join(results, "; ") + ".", Usage: usage}
-	}
-	var calls []nous.ToolCall
-	for i, city := range cities.FindAllString(string(req.Messages[len(req.Messages)-1].Content), -1) {
-		args, _ := json.Marshal(weatherArgs{City: city})
-		calls = append(calls, nous.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: "get_weather", Arguments: args})
-	}
-	if len(calls) == 0 {
-		return openaitest.Reply{Text: "Ask me about a city's weather.", Usage: usage}
-	}
-	return openaitest.Reply{ToolCalls: calls, Usage: usage}
-}
-
-var cities = regexp.MustCompile(`Paris|Rome|Oslo|Lisbon`)
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}

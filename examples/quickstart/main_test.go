@@ -14,55 +14,92 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/nous-go/nous/provider/openai/openaitest"
+	"github.com/nous-go/nous"
+	"github.com/nous-go/nous/filestore"
 )
 
-// Two runs: the first starts the session, calls two tools at once and
-// compacts; the second resumes it. The key given to the process is never
-// written to the store's files.
+// Two runs on each API: in the first, two writers ask at once (their
+// calls run in parallel, Oslo's approved first), and each gets every
+// forecast; the second resumes the session. The session pairs its calls,
+// records the approval once, the tools' update in its deps, and the key
+// given to the process is in none of the store's files.
 func TestRun(t *testing.T) {
-	t.Setenv("WEATHER_API_KEY", "sk-quickstart-secret")
-	dir := t.TempDir()
-	var runs []string
-	for range 2 {
-		model := openaitest.NewServerFunc(fakeModel)
-		var out bytes.Buffer
-		if err := run(context.Background(), model.Client(), dir, &out); err != nil {
-			t.Fatalf("%v; the output was:\n%s", err, out.String())
-		}
-		model.Close()
-		runs = append(runs, out.String())
+	for _, name := range []string{"chat", "responses", "anthropic", "gemini"} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("WEATHER_API_KEY", "sk-quickstart-secret")
+			dir := t.TempDir()
+			var runs []string
+			for range 2 {
+				a, err := newAPI(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				if err := run(context.Background(), a, dir, &out); err != nil {
+					t.Fatalf("%v; the output was:\n%s", err, out.String())
+				}
+				a.close()
+				runs = append(runs, out.String())
+			}
+			for _, want := range []string{`"weather-demo": resumed false`, "approved: {\"city\":\"Oslo\"}",
+				"[alice] > What's the weather in Paris and in Rome?: ", "[bob] > And in Oslo?: ", "Paris: 18°C, sunny", "Oslo: -2°C, snow"} {
+				if !strings.Contains(runs[0], want) {
+					t.Errorf("the first run does not say %q:\n%s", want, runs[0])
+				}
+			}
+			if want := "[alice] > And in Lisbon?: Lisbon: 21°C, windy."; !strings.Contains(runs[1], want) || !strings.Contains(runs[1], "resumed true") {
+				t.Errorf("the second run does not say %q:\n%s", want, runs[1])
+			}
+			checkStored(t, dir)
+		})
 	}
-	for _, want := range []string{`"weather-demo": resumed false`, "calls 2 tools at once", "Paris: 18°C, sunny; Rome: 24°C, clear.", "compacted into a summary", "Oslo: -2°C, snow."} {
-		if !strings.Contains(runs[0], want) {
-			t.Errorf("the first run does not say %q:\n%s", want, runs[0])
+}
+
+// checkStored checks the session the runs left in dir.
+func checkStored(t *testing.T, dir string) {
+	t.Helper()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := nous.LoadByName(context.Background(), s, "weather-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckToolPairing(); err != nil {
+		t.Error(err)
+	}
+	decisions, compactions := 0, 0
+	for e := range c.Log().All() {
+		switch e.Type {
+		case nous.EventApprovalDecision:
+			decisions++
+		case nous.EventReplace:
+			compactions++
 		}
 	}
-	for _, want := range []string{`"weather-demo": resumed true`, "Lisbon: 21°C, windy."} {
-		if !strings.Contains(runs[1], want) {
-			t.Errorf("the second run does not say %q:\n%s", want, runs[1])
-		}
+	if compactions == 0 {
+		t.Error("the session was never compacted")
 	}
-	files := 0
+	if checked, _ := c.Deps["cities_checked"].([]any); decisions != 1 || len(checked) != 4 {
+		t.Errorf("%d decisions, cities checked %v: want one, and the four cities", decisions, c.Deps["cities_checked"])
+	}
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		files++
 		b, err := os.ReadFile(path)
 		if err == nil && bytes.Contains(b, []byte("sk-quickstart-secret")) {
 			t.Errorf("%s holds the key", path)
 		}
 		return err
 	})
-	if files == 0 {
-		t.Error("the store wrote no file")
-	}
 }
 
-// The run is traced through the global tracer provider: a turn per
-// question, a chat span per model call (the summarizer's too), an
-// execute_tool span per city, and the key in no attribute.
+// The run is traced through the global tracer provider: turns, model
+// calls and tool calls, every span ended, every one but the turns in a
+// turn, and the key in no attribute.
 func TestTrace(t *testing.T) {
 	t.Setenv("WEATHER_API_KEY", "sk-quickstart-secret")
 	rec := tracetest.NewSpanRecorder()
@@ -70,10 +107,13 @@ func TestTrace(t *testing.T) {
 	prev := otel.GetTracerProvider()
 	otel.SetTracerProvider(tp)
 	defer otel.SetTracerProvider(prev)
-	model := openaitest.NewServerFunc(fakeModel)
-	defer model.Close()
+	a, err := newAPI("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
 	var out bytes.Buffer
-	if err := run(context.Background(), model.Client(), t.TempDir(), &out); err != nil {
+	if err := run(context.Background(), a, t.TempDir(), &out); err != nil {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
@@ -88,20 +128,12 @@ func TestTrace(t *testing.T) {
 			t.Errorf("%s is not in a turn", s.Name())
 		}
 	}
-	// "chat" is the compaction's summary: a model call whose step names
-	// no model.
-	want := map[string]int{"invoke_agent weather": 2, "chat gpt-5.4-mini": 4, "chat": 1, "execute_tool get_weather": 3}
-	if len(count) != len(want) || len(rec.Started()) != len(rec.Ended()) {
-		t.Errorf("spans %v (%d started), want %v", count, len(rec.Started()), want)
-	}
-	for name, n := range want {
-		if count[name] != n {
-			t.Errorf("%d spans %q, want %d", count[name], name, n)
-		}
+	if count["invoke_agent weather"] == 0 || count["chat gpt-5.4-mini"] < 2 || count["execute_tool get_weather"] < 3 {
+		t.Errorf("spans %v", count)
 	}
 }
 
-// The glue stays within 60 lines, and the README says how many it is.
+// The glue stays within 30 lines, and the README says how many it is.
 func TestGlueLines(t *testing.T) {
 	src, err := os.ReadFile("main.go")
 	if err != nil {
@@ -117,8 +149,8 @@ func TestGlueLines(t *testing.T) {
 			n++
 		}
 	}
-	if n > 60 {
-		t.Errorf("the glue is %d lines, more than 60", n)
+	if n > 30 {
+		t.Errorf("the glue is %d lines, more than 30", n)
 	}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
