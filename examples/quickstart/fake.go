@@ -51,7 +51,7 @@ func newAPI(name string) (api, error) {
 			r := play(n, req)
 			return anthropictest.Reply{Text: r.text, ToolCalls: r.calls, Usage: r.usage}
 		})
-		params := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024}
+		params := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024}
 		return api{nousanthropic.NewModel(s.Client(), params), nousanthropic.NewSummarizer(s.Client(), params), s.Close}, nil
 	case "gemini":
 		s := geminitest.NewServerFunc(func(n int, req []byte) geminitest.Reply {

@@ -88,7 +88,10 @@ func run(ctx context.Context, a api, dir string, out io.Writer) error {
 				nous.WithDeps(map[string]any{"weather_api_key": os.Getenv("WEATHER_API_KEY")})},
 			Setup: func(c *nous.Context) {
 				tracer.Observe(ctx, c) // on every context the runner loads: tracing survives reloads
-				c.ApprovalHandler = func(call nous.ToolCall) (nous.ToolCall, bool) { say(&mu, out, name, "approved", string(call.Arguments)); return call, true }
+				c.ApprovalHandler = func(call nous.ToolCall) (nous.ToolCall, bool) {
+					say(&mu, out, name, "approved", string(call.Arguments))
+					return call, true
+				}
 			},
 			Compact: func(ctx context.Context, c *nous.Context) error {
 				_, err := c.Compact(ctx, budget, nous.WithSummarizer(a.summarizer), nous.WithSummaryReserve(summaryShare))
