@@ -164,14 +164,24 @@ func (c *Context) save(ctx context.Context, s Store, retried bool) error {
 	}
 	c.undo(&undo)
 	if errors.Is(err, ErrConflict) && !retried && len(sp.attempts) > 0 {
-		if st, rerr := s.Read(ctx, c.log.id, sp.head); rerr == nil {
-			if at, ok := c.takeLanded(s, &st, events, san.Mask); ok {
-				if st.Info.Head == at {
-					return c.save(ctx, s, true) // what came after the batch that landed
-				}
-				return fmt.Errorf("nous: save log %s: its batch landed up to seq %d, and the store moved on to seq %d since: Refresh to take the other batches: %w",
-					c.log.id, at, st.Info.Head, ErrConflict)
+		return c.saveAfterLanded(ctx, s, err, events, san.Mask)
+	}
+	return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
+}
+
+// saveAfterLanded is a save refused with err, a conflict, once its own
+// events are taken back, when an earlier batch of c's may have landed: it
+// looks for it among those stored, mine being c's events as the save
+// encoded them, masked by mask, and saves what came after it when the
+// store has nothing else.
+func (c *Context) saveAfterLanded(ctx context.Context, s Store, err error, mine []json.RawMessage, mask *jsonx.Masker) error {
+	if st, rerr := s.Read(ctx, c.log.id, c.persist.synced.head); rerr == nil {
+		if at, ok := c.takeLanded(s, &st, mine, mask); ok {
+			if st.Info.Head == at {
+				return c.save(ctx, s, true) // what came after the batch that landed
 			}
+			return fmt.Errorf("nous: save log %s: its batch landed up to seq %d, and the store moved on to seq %d since: Refresh to take the other batches: %w",
+				c.log.id, at, st.Info.Head, ErrConflict)
 		}
 	}
 	return fmt.Errorf("nous: save log %s: %w", c.log.id, err)
@@ -436,7 +446,7 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if err != nil {
 		return err
 	}
-	mine := c.state(c.sanitizer()) // c's deps as it writes them, for refreshedDeps
+	mine := c.state(san) // c's deps as it writes them, for refreshedDeps
 	d, err := decodeState(&st)
 	if err != nil {
 		return err
@@ -444,30 +454,9 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	if len(d.ToolCalls) > 0 {
 		return corrupt(info.ID, "state", errors.New("tool calls kept apart from the events, as an earlier version stored them: Load the log, which records them"))
 	}
-	// Fold the events into a copy of the log, so that a bad event leaves c
-	// as it was: the copy appends past the end c's log sees, into room
-	// only c's own appends would use, with no copying. The view is changed
-	// in place (copied first only when c shares it with a clone); a bad
-	// event restores it as the fold of c's log, which it is.
-	l, v := c.log, c.view
-	for i := range events {
-		s, mi, err := l.addRead(v.entries, &events[i])
-		if err != nil {
-			if !c.view.shared {
-				c.view.entries, _ = c.log.fold()
-			}
-			return corrupt(info.ID, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
-		}
-		if s.ok {
-			v.put(s, mi)
-		}
-	}
-	deps, err := c.depsRec.fold(&l, l.len())
+	l, v, deps, err := c.foldRead(info.ID, events)
 	if err != nil {
-		if !c.view.shared {
-			c.view.entries, _ = c.log.fold()
-		}
-		return corrupt(info.ID, "events", err)
+		return err
 	}
 	for i := int64(len(c.ToolCalls)); i < l.calls.len(); i++ {
 		c.ToolCalls = append(c.ToolCalls, l.calls.at(i).clone())
@@ -480,6 +469,38 @@ func (c *Context) Refresh(ctx context.Context, s Store) error {
 	c.rederive()
 	c.markSynced(s, &info, c.savedState(c.sanitizer()))
 	return nil
+}
+
+// foldRead returns c's log with events, read from the store of log id,
+// folded onto it, its view and the deps it records, changing nothing of
+// c: the events are folded into a copy of the log, so that a bad event
+// leaves c as it was. The copy appends past the end c's log sees, into
+// room only c's own appends would use, with no copying. The view is
+// changed in place (copied first only when c shares it with a clone); a
+// bad event restores it as the fold of c's log, which it is.
+func (c *Context) foldRead(id uuid.UUID, events []Event) (eventLog, view, map[string]any, error) {
+	l, v := c.log, c.view
+	restore := func() {
+		if !c.view.shared {
+			c.view.entries, _ = c.log.fold()
+		}
+	}
+	for i := range events {
+		s, mi, err := l.addRead(v.entries, &events[i])
+		if err != nil {
+			restore()
+			return l, v, nil, corrupt(id, fmt.Sprintf("events[%d]", events[i].Seq-1), err)
+		}
+		if s.ok {
+			v.put(s, mi)
+		}
+	}
+	deps, err := c.depsRec.fold(&l, l.len())
+	if err != nil {
+		restore()
+		return l, v, nil, corrupt(id, "events", err)
+	}
+	return l, v, deps, nil
 }
 
 // refreshedDeps returns the deps c takes from a refresh, stored being the

@@ -195,3 +195,30 @@ func BenchmarkSerializeMasked(b *testing.B) {
 		})
 	}
 }
+
+// A save whose reply was lost is found by the next save though the deps
+// gained a secret since, which the lost batch held unmasked: the batch is
+// compared as it was sent, masked by the secrets of then, and its turn is
+// stored once.
+func TestLostReplyFoundWhenTheSecretsChanged(t *testing.T) {
+	ctx := context.Background()
+	const key = "sk-live-0123456789abcdef"
+	s := &lostReplyStore{Store: storetest.NewMemory()}
+	c := nous.NewContext(quietOption)
+	require.NoError(t, c.AddMessage(nous.UserMessage("one")))
+	require.NoError(t, c.Save(ctx, s))
+	require.NoError(t, c.AddMessage(nous.UserMessage("my key is "+key)))
+	s.armed = true
+	require.ErrorIs(t, c.Save(ctx, s), errLostReply)
+
+	c.Deps["api_key"] = key
+	require.NoError(t, c.AddMessage(nous.UserMessage("two")))
+	require.NoError(t, c.Save(ctx, s), "the lost batch is not found")
+	loaded, err := nous.Load(ctx, s, c.Log().ID())
+	require.NoError(t, err)
+	var texts []string
+	for _, m := range loaded.Messages() {
+		texts = append(texts, m.Content)
+	}
+	assert.Equal(t, []string{"one", "my key is " + key, "two"}, texts, "stored once, as it landed")
+}
