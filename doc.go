@@ -119,13 +119,16 @@
 // [Context.Serialize] writes a versioned JSON document ([FormatVersion] 2)
 // holding the log itself, and [Deserialize] reads it back, or reads the
 // reference's version 1. Secrets in deps (keys like "api_key" or "token")
-// are never written, and runtime-only fields (callbacks, the cancellation
-// check, the logger) are never written either. [Context.AppendEventJSON]
-// writes one event in the same persisted form, for a store that keeps
-// events one by one. What is never written (a credential, a handle to a
-// database) a runtime supplies once per process: after [Load], one
-// [Context.MergeDeps]; [Context.Refresh] then keeps it, taking only what
-// another writer changed. A conversation interrupted in the middle of a tool call
+// are never written, nor are their values wherever the conversation
+// repeats them (a tool that echoes a key): they are masked with
+// [MaskedSecret]. Runtime-only fields (callbacks, the observer, the
+// cancellation check, the logger) are never written either.
+// [Context.AppendEventJSON] writes one event in the same persisted form,
+// for a store that keeps events one by one. What is never written (a
+// credential, a handle to a database, the runtime fields) a runtime
+// supplies once per process, as the options of [Load] or [Resume];
+// [Context.Refresh] then keeps it, taking only what another writer
+// changed. A conversation interrupted in the middle of a tool call
 // is repaired with [Context.PatchDanglingToolCalls] before it goes back to a
 // provider.
 //
