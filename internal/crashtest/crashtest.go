@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,13 +63,17 @@ func Child(open func() (nous.Store, error)) {
 // child is one process of the matrix.
 type child struct {
 	kill   int // the point it dies at; -1 for never
-	points int
 	ledger string
 	pid    int
+
+	mu     sync.Mutex // the tools run at once
+	points int
 }
 
 // point counts a point of the run, and dies at the child's.
 func (ch *child) point(where string) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
 	ch.points++
 	if ch.points == ch.kill {
 		ch.record("kill", where)
@@ -79,6 +84,8 @@ func (ch *child) point(where string) {
 
 // record appends a line to the ledger: what happened, in which process.
 // A write returns once the kernel has it: a SIGKILL after it loses nothing.
+// One write of one line is atomic with O_APPEND, so the tools running at
+// once may record at once.
 func (ch *child) record(what, arg string) {
 	f, err := os.OpenFile(ch.ledger, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
