@@ -27,7 +27,7 @@ func (c *Context) Discard() error {
 	if err != nil {
 		return fmt.Errorf("nous: discard: %w", err) // the state c wrote or read: a bug
 	}
-	written := c.state(newSanitizer(c.Redact)) // c's deps as it writes them, for refreshedDeps
+	written := c.state(c.sanitizer()) // c's deps as it writes them, for refreshedDeps
 	l := c.log.prefix(sp.head)
 	entries, err := l.fold()
 	if err != nil {

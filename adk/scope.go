@@ -119,7 +119,7 @@ func (sc *scope) read(ctx context.Context, s *SessionService) error {
 		}
 		sc.drop()
 	}
-	c, err := nous.LoadByName(ctx, s.store, sc.name)
+	c, err := nous.LoadByName(ctx, s.store, sc.name, nous.WithRedaction(s.opts.redact), nous.WithLogger(s.opts.logger))
 	if errors.Is(err, nous.ErrNotFound) {
 		c, err = nous.NewContext(nous.WithLogName(sc.name), nous.WithLogLabels(map[string]string{labelKind: kindScope})), nil
 	}

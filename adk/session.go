@@ -122,11 +122,10 @@ func (s *SessionService) bring(ctx context.Context, k key, e *entry) error {
 		}
 	}
 	if e.c == nil {
-		c, err := nous.LoadByName(ctx, s.store, k.name())
+		c, err := nous.LoadByName(ctx, s.store, k.name(), nous.WithRedaction(s.opts.logRedact), nous.WithLogger(s.opts.logger))
 		if err != nil {
 			return err
 		}
-		c.Redact, c.Logger = s.opts.logRedact, s.opts.logger
 		if e.held != nil && e.heldLog == c.Log().ID() {
 			carrySecrets(c.Deps, e.held, s.opts.logRedact)
 		}
