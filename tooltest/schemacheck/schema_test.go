@@ -292,7 +292,7 @@ func TestSchemaOfRandom(t *testing.T) {
 					continue
 				}
 				changes[1]++
-				if err := json.Unmarshal(changed, reflect.New(typ).Interface()); err != nil {
+				if err := json.Unmarshal(changed, reflect.New(typ).Interface()); err != nil && !leftToJSON(err) {
 					t.Fatalf("run %d: %s\nschema %s\nJSON %s\nthe schema takes it, encoding/json does not: %v", run, typ, raw, changed, err)
 				}
 			}
@@ -302,6 +302,37 @@ func TestSchemaOfRandom(t *testing.T) {
 	if changes[1] < changes[0]/20 {
 		t.Errorf("too few changes the schema takes: %d of %d", changes[1], changes[0]+changes[1])
 	}
+}
+
+// leftToJSON reports whether err is encoding/json refusing a number that
+// SchemaOf's doc says the schema leaves to it: an integer written with a
+// fraction or an exponent (1.0, -1e3), which JSON Schema counts an integer;
+// one beyond the range of a 64-bit integer type; one beyond a float's.
+// Changes that move values from field to field make them.
+func leftToJSON(err error) bool {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || !strings.HasPrefix(te.Value, "number ") {
+		return false
+	}
+	n := strings.TrimPrefix(te.Value, "number ")
+	switch k := te.Type.Kind(); {
+	case k >= reflect.Int && k <= reflect.Uintptr:
+		if strings.ContainsAny(n, ".eE") {
+			return true
+		}
+		if te.Type.Bits() < 64 {
+			return false
+		}
+		_, err := strconv.ParseInt(n, 10, 64)
+		if k >= reflect.Uint {
+			_, err = strconv.ParseUint(n, 10, 64)
+		}
+		return errors.Is(err, strconv.ErrRange)
+	case k == reflect.Float32 || k == reflect.Float64:
+		_, err := strconv.ParseFloat(n, te.Type.Bits())
+		return errors.Is(err, strconv.ErrRange)
+	}
+	return false
 }
 
 // The values put in place of others: every JSON type, numbers at the
