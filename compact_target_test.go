@@ -212,3 +212,25 @@ func TestCompactTargetUnmetPrunesOnATie(t *testing.T) {
 		t.Fatalf("plan %d..%d, %d pruned, %d summarizer calls; want pruning alone", p.First, p.Last, len(p.Pruned), f.calls)
 	}
 }
+
+// C9: with turns so large that the active turn leaves no room for the
+// target, compacting before every request cuts all it may, so the view
+// holds the next turn too: the summarizer runs about every other turn,
+// not on every one.
+func TestCompactWithTargetAndLargeTurns(t *testing.T) {
+	const budget, target, turnsRun = 2000, 500, 40
+	c := turns(t, 1)
+	f := &fixed{text: "what happened so far"}
+	for turn := range turnsRun {
+		mustDo(t, c.AddMessages(nous.UserMessage(words(40)), nous.AssistantMessage(words(500)))) // some 690 tokens
+		_, err := c.Compact(context.Background(), budget, nous.WithTarget(target), nous.WithSummarizer(f), nous.WithSummaryReserve(16))
+		mustDo(t, err)
+		if n := count(c); n > budget {
+			t.Fatalf("turn %d: %d tokens after compacting into %d", turn, n, budget)
+		}
+	}
+	t.Logf("summarizer calls in %d turns: %d", turnsRun, f.calls)
+	if f.calls == 0 || f.calls > turnsRun*6/10 {
+		t.Fatalf("the summarizer was called %d times in %d turns: want 1 to %d", f.calls, turnsRun, turnsRun*6/10)
+	}
+}
