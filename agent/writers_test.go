@@ -16,7 +16,8 @@ import (
 // once and answered, nothing is lost, the log pairs, and the slower writer
 // is not starved: by the time the faster one is done, it has done a share
 // of its turns (reported; the test fails under a tenth, which a writer
-// that lost every race it ran would never reach).
+// that lost every race it ran would never reach, but under the race
+// detector, whose slower children make the share a matter of chance).
 func TestTwoProcessesShareASession(t *testing.T) {
 	dir := os.Getenv("NOUS_WRITERS_DIR")
 	crashtest.Writer(func() (nous.Store, error) { return filestore.Open(dir, filestore.WithoutSync()) })
@@ -27,7 +28,7 @@ func TestTwoProcessesShareASession(t *testing.T) {
 	share := crashtest.Writers(t, "TestTwoProcessesShareASession", []string{"NOUS_WRITERS_DIR=" + dir}, 300,
 		func() (nous.Store, error) { return filestore.Open(dir) })
 	t.Logf("when the faster writer was done, the slower had done %.0f%% of its turns", 100*share)
-	if share < 0.1 {
+	if share < 0.1 && !raceOn {
 		t.Errorf("the slower writer was starved: %.0f%% of its turns", 100*share)
 	}
 }
