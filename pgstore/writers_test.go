@@ -15,7 +15,8 @@ import (
 // Two processes drive one session at once on PostgreSQL, 300 turns each:
 // each user message is stored once and answered, the log pairs, and the
 // slower writer is not starved (its share reported; the test fails under
-// a tenth).
+// a tenth, but under the race detector, whose slower children make the
+// share a matter of chance).
 func TestTwoProcessesShareASession(t *testing.T) {
 	dsn := os.Getenv("NOUS_WRITERS_PG_DSN")
 	crashtest.Writer(func() (nous.Store, error) { return pgstore.Open(context.Background(), dsn) })
@@ -32,7 +33,7 @@ func TestTwoProcessesShareASession(t *testing.T) {
 	}
 	share := crashtest.Writers(t, "TestTwoProcessesShareASession", []string{"NOUS_WRITERS_PG_DSN=" + dsn}, 300, open)
 	t.Logf("when the faster writer was done, the slower had done %.0f%% of its turns", 100*share)
-	if share < 0.1 {
+	if share < 0.1 && !raceOn {
 		t.Errorf("the slower writer was starved: %.0f%% of its turns", 100*share)
 	}
 }
