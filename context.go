@@ -47,7 +47,7 @@ type ApprovalHandler func(call ToolCall) (ToolCall, bool)
 // The exported fields are plain state the owner may read and set. The runtime
 // fields (Stream, CancellationCheck, Callbacks, Notify, Observer,
 // ApprovalHandler, Logger, Redact) are never serialized: [Deserialize]
-// leaves them unset, and [Load], [LoadByName] and [Resume] set them from
+// leaves them unset, and [LoadWith], [LoadByName] and [Resume] set them from
 // their options, as [NewContext] does.
 //
 // Use [NewContext]. The zero Context works, but has no deps map until one is

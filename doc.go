@@ -126,7 +126,7 @@
 // [Context.AppendEventJSON] writes one event in the same persisted form,
 // for a store that keeps events one by one. What is never written (a
 // credential, a handle to a database, the runtime fields) a runtime
-// supplies once per process, as the options of [Load] or [Resume];
+// supplies once per process, as the options of [LoadWith], [LoadByName] or [Resume];
 // [Context.Refresh] then keeps it, taking only what another writer
 // changed. A conversation interrupted in the middle of a tool call
 // is repaired with [Context.PatchDanglingToolCalls] before it goes back to a

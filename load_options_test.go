@@ -38,7 +38,7 @@ func TestLoadTakesTheRuleFirst(t *testing.T) {
 	ctx := context.Background()
 	loads := map[string]func(s nous.Store, id uuid.UUID, opts ...nous.Option) (*nous.Context, error){
 		"Load": func(s nous.Store, id uuid.UUID, opts ...nous.Option) (*nous.Context, error) {
-			return nous.Load(ctx, s, id, opts...)
+			return nous.LoadWith(ctx, s, id, opts...)
 		},
 		"LoadByName": func(s nous.Store, _ uuid.UUID, opts ...nous.Option) (*nous.Context, error) {
 			return nous.LoadByName(ctx, s, "s", opts...)
@@ -103,7 +103,7 @@ func TestLoadedSessionTakesRuntimeOptions(t *testing.T) {
 		nous.WithRedaction(keepSyncToken),
 	}
 	loads := map[string]func() (*nous.Context, error){
-		"Load":       func() (*nous.Context, error) { return nous.Load(ctx, store, c.Log().ID(), opts...) },
+		"Load":       func() (*nous.Context, error) { return nous.LoadWith(ctx, store, c.Log().ID(), opts...) },
 		"LoadByName": func() (*nous.Context, error) { return nous.LoadByName(ctx, store, "s", opts...) },
 		"Resume": func() (*nous.Context, error) {
 			r, _, err := nous.Resume(ctx, store, "s", opts...)

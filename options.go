@@ -13,7 +13,7 @@ import (
 // them, so their order does not matter except between two options that set
 // the same thing, where the later wins (WithMessages adds up).
 //
-// A session loaded from a store ([Load], [LoadByName], [Resume]) takes of
+// A session loaded from a store ([LoadWith], [LoadByName], [Resume]) takes of
 // them what no store keeps: the runtime fields ([WithStream],
 // [WithCancellationCheck], [WithCallbacks], [WithNotify], [WithObserver],
 // [WithApprovalHandler], [WithLogger], [WithRedaction]) and the deps of

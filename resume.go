@@ -18,7 +18,7 @@ import (
 // A loaded session is the one stored: its system prompt, usage,
 // iteration, view, labels and deps are what was saved, whatever opts say
 // of them. Of opts it takes what the process supplies and no store keeps,
-// as [Load] takes them:
+// as [LoadWith] takes them:
 //   - the runtime fields: [WithStream], [WithCancellationCheck],
 //     [WithCallbacks], [WithNotify], [WithObserver],
 //     [WithApprovalHandler], [WithLogger] and [WithRedaction], set before
@@ -60,7 +60,7 @@ func Resume(ctx context.Context, s Store, name string, opts ...Option) (*Context
 	return c, true, nil
 }
 
-// LoadByName loads the log s holds under name ([WithLogName]): [Load] of
+// LoadByName loads the log s holds under name ([WithLogName]): [LoadWith] of
 // the ID [Store.Lookup] finds, with opts. None is an error wrapping
 // [ErrNotFound]; a new session then starts with NewContext(WithLogName(name),
 // ...), whose first Save fails with [ErrConflict] if another process
@@ -73,5 +73,5 @@ func LoadByName(ctx context.Context, s Store, name string, opts ...Option) (*Con
 	if err != nil {
 		return nil, fmt.Errorf("nous: load log named %q: %w", name, err)
 	}
-	return Load(ctx, s, info.ID, opts...)
+	return LoadWith(ctx, s, info.ID, opts...)
 }

@@ -340,7 +340,17 @@ func (d *document) stateJSON() []byte {
 // does not read back, one wrapping [ErrCorrupt] that names the log and the
 // place.
 //
-// Of opts, Load takes what no store keeps (see [Option]): the runtime
+// Load takes no options: [LoadWith] gives the loaded context what no
+// store keeps.
+//
+// A log an earlier version of this package stored kept its tool calls
+// apart from its events; Load records them as tool_call events at the end
+// of the log, which the next Save stores.
+func Load(ctx context.Context, s Store, id uuid.UUID) (*Context, error) {
+	return LoadWith(ctx, s, id)
+}
+
+// LoadWith is [Load] with opts. Of opts, it takes what no store keeps (see [Option]): the runtime
 // fields, unset without them, and the deps of [WithDeps], merged over the
 // stored ones as [Context.MergeDeps] merges, which is how a secret a save
 // never wrote, or a client handle, comes back. The runtime fields are set
@@ -350,11 +360,7 @@ func (d *document) stateJSON() []byte {
 // value the store holds otherwise is a change, which the next Save stores.
 // The options that make a new context (a system prompt, messages, ...)
 // are ignored: a loaded session is the one stored.
-//
-// A log an earlier version of this package stored kept its tool calls
-// apart from its events; Load records them as tool_call events at the end
-// of the log, which the next Save stores.
-func Load(ctx context.Context, s Store, id uuid.UUID, opts ...Option) (*Context, error) {
+func LoadWith(ctx context.Context, s Store, id uuid.UUID, opts ...Option) (*Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("nous: load log %s: %w", id, err)
 	}
