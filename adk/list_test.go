@@ -54,8 +54,8 @@ func TestListErrors(t *testing.T) {
 	}{
 		{name: "app state unreadable", log: `adk app 3:app`, want: errUnreadable, says: `list the sessions of app "app"`},
 		{name: "user state unreadable", log: `adk user 3:app ann`, want: errUnreadable, says: `session "s" of app "app", user "ann"`},
-		{name: "session's last event no JSON", log: `adk session 3:app 3:ann s`, last: true, want: nous.ErrCorrupt, says: `session "s" of app "app", user "ann"`},
-		{name: "session's last event no ADK event", log: `adk session 3:app 3:ann s`, raw: true, want: nous.ErrCorrupt, says: "does not read back as an ADK event"},
+		{name: "an ADK session log whose last event is no JSON", log: `adk session 3:app 3:ann s`, last: true, want: nous.ErrCorrupt, says: `session "s" of app "app", user "ann"`},
+		{name: "an ADK session log whose last event is no ADK event", log: `adk session 3:app 3:ann s`, raw: true, want: nous.ErrCorrupt, says: "does not read back as an ADK event"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := storetest.NewMemory()
