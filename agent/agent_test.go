@@ -12,6 +12,7 @@ import (
 
 	"github.com/nous-go/nous"
 	"github.com/nous-go/nous/agent"
+	"github.com/nous-go/nous/internal/crashtest"
 	"github.com/nous-go/nous/storetest"
 )
 
@@ -314,32 +315,7 @@ func TestRunnersShareASession(t *testing.T) {
 	c, err := nous.LoadByName(ctx, s, "shared")
 	must(t, err)
 	must(t, c.CheckToolPairing())
-	checkAnswered(t, c.Messages(), runners*turns)
-}
-
-// checkAnswered checks a session's view: n user messages, each once, each
-// followed by a reply, no reply without a new message before it.
-func checkAnswered(t *testing.T, view []nous.Message, n int) {
-	t.Helper()
-	seen := map[string]bool{}
-	asked := false
-	for _, m := range view {
-		switch m.Role {
-		case nous.RoleUser:
-			if seen[m.Content] {
-				t.Fatalf("%q stored twice", m.Content)
-			}
-			seen[m.Content], asked = true, true
-		case nous.RoleAssistant:
-			if !asked {
-				t.Fatalf("a reply %q to nothing new", m.Content)
-			}
-			asked = false
-		}
-	}
-	if len(seen) != n || asked {
-		t.Fatalf("%d user messages stored, want %d; the last answered: %v", len(seen), n, !asked)
-	}
+	crashtest.CheckAnswered(t, c.All(), runners*turns)
 }
 
 // A Run's messages never come between a call and its result: a session

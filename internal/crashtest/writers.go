@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -40,6 +41,11 @@ func Writer(open func() (nous.Store, error)) {
 		os.Exit(2)
 	}
 	r := &agent.Runner{Model: echo{}, Store: s, Options: []nous.Option{nous.WithMaxIterations(1 << 20)}}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil { // both start at once
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
 	for i := range turns {
 		msg := fmt.Sprint(name, " ", i)
 		if _, err := r.Run(context.Background(), "shared", agent.Input{Messages: []nous.Message{nous.UserMessage(msg)}, Key: msg}); err != nil {
@@ -51,10 +57,13 @@ func Writer(open func() (nous.Store, error)) {
 	os.Exit(0)
 }
 
-// echo is the writers' model: it answers the view's last message.
+// echo is the writers' model: it answers the view's last message, after
+// 2 ms, a thousandth of what a real model takes, so that a turn is a few
+// saves apart in time, as real turns are, not back to back.
 type echo struct{}
 
 func (echo) Call(_ context.Context, c *nous.Context, _ nous.ModelRequest) (nous.Message, error) {
+	time.Sleep(2 * time.Millisecond)
 	last, _ := c.LastMessage()
 	reply := nous.AssistantMessage("answer to " + last.Content)
 	if err := c.AddMessage(reply); err != nil {
@@ -72,7 +81,8 @@ func (echo) Call(_ context.Context, c *nous.Context, _ nous.ModelRequest) (nous.
 func Writers(t *testing.T, test string, env []string, turns int, open func() (nous.Store, error)) float64 {
 	var mu sync.Mutex
 	done := map[string][]time.Time{} // each writer's turns, as they end
-	var wg sync.WaitGroup
+	var wg, ready sync.WaitGroup
+	var starts []io.Writer
 	for _, w := range []string{"a", "b"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 		cmd.Env = append(append(os.Environ(), env...), envWriter+"="+w, envTurns+"="+strconv.Itoa(turns))
@@ -81,15 +91,23 @@ func Writers(t *testing.T, test string, env []string, turns int, open func() (no
 			t.Fatal(err)
 		}
 		cmd.Stderr = os.Stderr
+		start, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, start)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		wg.Add(1)
+		ready.Add(1)
 		go func() {
 			defer wg.Done()
 			lines := bufio.NewScanner(out)
 			for lines.Scan() {
-				if f := strings.Fields(lines.Text()); len(f) == 2 && f[0] == "turn" {
+				if lines.Text() == "ready" {
+					ready.Done()
+				} else if f := strings.Fields(lines.Text()); len(f) == 2 && f[0] == "turn" {
 					mu.Lock()
 					done[w] = append(done[w], time.Now())
 					mu.Unlock()
@@ -102,6 +120,10 @@ func Writers(t *testing.T, test string, env []string, turns int, open func() (no
 			}
 		}()
 	}
+	ready.Wait() // both opened the store: both start now
+	for _, start := range starts {
+		fmt.Fprintln(start, "go")
+	}
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
@@ -110,8 +132,8 @@ func Writers(t *testing.T, test string, env []string, turns int, open func() (no
 	return share(done["a"], done["b"], turns)
 }
 
-// checkShared checks the session "shared": n user messages, each once,
-// each followed by a reply before the next, the last answered.
+// checkShared checks the session "shared": its calls paired, and n user
+// messages, each once and answered (see [CheckAnswered]).
 func checkShared(t *testing.T, open func() (nous.Store, error), n int) {
 	t.Helper()
 	s, err := open()
@@ -125,24 +147,7 @@ func checkShared(t *testing.T, open func() (nous.Store, error), n int) {
 	if err := c.CheckToolPairing(); err != nil {
 		t.Fatal(err)
 	}
-	seen, asked := map[string]bool{}, false
-	for _, m := range c.All() {
-		switch m.Role {
-		case nous.RoleUser:
-			if seen[m.Content] {
-				t.Fatalf("%q stored twice", m.Content)
-			}
-			seen[m.Content], asked = true, true
-		case nous.RoleAssistant:
-			if !asked {
-				t.Fatalf("a reply %q to nothing new", m.Content)
-			}
-			asked = false
-		}
-	}
-	if len(seen) != n || asked {
-		t.Fatalf("%d user messages stored, want %d; the last answered: %v", len(seen), n, !asked)
-	}
+	CheckAnswered(t, c.All(), n)
 }
 
 // share returns the turns the slower of two writers had done, of turns,
